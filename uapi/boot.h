@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Boot parameters: written by the VMM at PV_BOOT_PARAMS_PHYS, read once by
+ * the guest kernel.  Fixed-width fields only; the layout is checked by
+ * static assertions here and by a unit test.
+ */
+#ifndef PV_UAPI_BOOT_H
+#define PV_UAPI_BOOT_H
+
+#include <stdint.h>
+
+#define PV_BOOT_MAGIC		0x54425650u	/* "PVBT" */
+#define PV_BOOT_VERSION		1u
+#define PV_MAX_CPUS		64
+#define PV_MAX_MEMMAP		8
+#define PV_BOOT_ARGS_SIZE	6144
+
+enum pv_mem_type {
+	PV_MEM_RAM = 1,		/* free for the kernel's allocator */
+	PV_MEM_RESERVED = 2,	/* boot page tables, boot params */
+	PV_MEM_KERNEL = 3,	/* kernel image (text, data, bss) */
+	PV_MEM_INITRD = 4,	/* cpio initramfs */
+};
+
+struct pv_memmap_entry {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t type;		/* enum pv_mem_type */
+	uint32_t pad;
+};
+
+/* flags */
+#define PV_BOOT_VERBOSE		(1u << 0)
+
+struct pv_boot_params {
+	uint32_t magic;
+	uint32_t version;
+	uint64_t mem_size;		/* bytes of guest RAM from GPA 0 */
+	uint64_t tsc_khz;
+	uint64_t initrd_phys;
+	uint64_t initrd_size;
+	uint32_t ncpus;
+	uint32_t flags;
+	uint32_t policy_id;		/* pmu policy (guest-side half) */
+	uint32_t source_id;		/* pmu event source */
+	uint32_t nmemmap;
+	uint32_t argc;			/* strings in args[]: argv then envp */
+	uint32_t envc;
+	uint32_t args_len;		/* bytes used in args[] */
+	struct pv_memmap_entry memmap[PV_MAX_MEMMAP];
+	char init_path[256];		/* program to run, e.g. "/bin/hello" */
+	char args[PV_BOOT_ARGS_SIZE];	/* NUL-terminated strings */
+};
+
+_Static_assert(sizeof(struct pv_memmap_entry) == 24, "memmap entry size");
+_Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 72,
+	       "boot params layout");
+_Static_assert(sizeof(struct pv_boot_params) == 72 + 24 * PV_MAX_MEMMAP + 256
+	       + PV_BOOT_ARGS_SIZE, "boot params size");
+_Static_assert(sizeof(struct pv_boot_params) <= 8192, "boot params fit 2 pages");
+
+#endif

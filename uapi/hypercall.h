@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hypercall ABI: `out %al, $PV_HC_PORT` (any width) with the number in rax,
+ * arguments in rdi, rsi, rdx; the result comes back in rax.  `out` and not
+ * `vmcall`: at CPL0 under kvm_pvm `vmcall` never completes (design brief,
+ * section 5).  Negative results are -errno.
+ *
+ * Arguments named "uva" are guest virtual addresses under the current CR3;
+ * the VMM walks the guest page tables and requires user access (U=1, and
+ * W=1 for buffers it writes), so the kernel passes user buffers through
+ * without copying or translating them itself: native host code is ~100x
+ * cheaper than emulated guest kernel code here.
+ */
+#ifndef PV_UAPI_HYPERCALL_H
+#define PV_UAPI_HYPERCALL_H
+
+#define PV_HC_PORT		0x510
+#define PV_COM1_PORT		0x3f8
+
+enum pv_hypercall {
+	PV_HC_EXIT = 0,		/* (status): the program ended; VMM exits */
+	PV_HC_WRITE = 1,	/* (fd 1|2, uva, len) -> bytes or -errno */
+	PV_HC_READ = 2,		/* (fd 0, uva, len) -> bytes, 0 at EOF */
+	PV_HC_LOG = 3,		/* (kva, len): kernel console line */
+	PV_HC_PANIC = 4,	/* (kva, len): kernel panic, VMM exits 125 */
+	PV_HC_COPY = 5,		/* (dst gpa, src gpa, len): memmove */
+	PV_HC_ZERO = 6,		/* (gpa, len) */
+	PV_HC_COPY_USER = 7,	/* (dst uva, src uva, len) under CR3 */
+	PV_HC_NR
+};
+
+/* PV_HC_EXIT status for a kernel panic. */
+#define PV_EXIT_PANIC		125
+
+#endif
