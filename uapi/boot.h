@@ -31,6 +31,7 @@ struct pv_memmap_entry {
 
 /* flags */
 #define PV_BOOT_VERBOSE		(1u << 0)
+#define PV_BOOT_TTY(fd)		(1u << (1 + (fd)))	/* VMM fd 0-2 is a tty */
 
 struct pv_boot_params {
 	uint32_t magic;

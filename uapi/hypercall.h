@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hypercall ABI: `out %al, $PV_HC_PORT` (any width) with the number in rax,
- * arguments in rdi, rsi, rdx; the result comes back in rax.  `out` and not
+ * Hypercall ABI: `out %al, %dx` with dx = PV_HC_PORT, the number in rax,
+ * arguments in rdi, rsi, r10; the result comes back in rax.  (The port is
+ * above 255, so it needs dx: the third argument cannot be rdx.)  `out` and not
  * `vmcall`: at CPL0 under kvm_pvm `vmcall` never completes (design brief,
  * section 5).  Negative results are -errno.
  *

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel entry points: boot, exception and interrupt stubs, and the system
+ * call path.  Every instruction here is emulated (~0.25 us each), so the
+ * system-call path is kept to a handful of instructions before the common
+ * register save.
+ */
+#define KSTACK_SIZE	16384
+#define VEC_SYSCALL	0x100
+
+	.section .text.boot, "ax"
+	.globl _start
+/* From the VMM: long mode, boot page tables, rdi = boot params, rsi = cpu. */
+_start:
+	mov	%rsi, %rax
+	inc	%rax
+	shl	$14, %rax
+	lea	boot_stacks(%rip), %rsp
+	add	%rax, %rsp
+	call	kmain
+1:	cli
+	hlt
+	jmp	1b
+
+	.text
+/*
+ * 256 stubs of 16 bytes each, so the IDT is filled arithmetically.  Vectors
+ * with a CPU-pushed error code skip the dummy push.
+ */
+	.balign 16
+	.globl trap_stubs
+trap_stubs:
+vec = 0
+	.rept 256
+	.balign 16
+	.if vec == 14
+	jmp	page_fault_entry
+	.elseif vec == 8 || vec == 10 || vec == 11 || vec == 12 || vec == 13 || vec == 17 || vec == 21 || vec == 29 || vec == 30
+	pushq	$vec
+	jmp	trap_common
+	.else
+	pushq	$0
+	pushq	$vec
+	jmp	trap_common
+	.endif
+vec = vec + 1
+	.endr
+
+/*
+ * #PF.  A user `syscall` arrives here: under kvm_pvm it jumps to LSTAR
+ * without leaving CPL3, and LSTAR is on a supervisor page, so the fetch
+ * faults with CR2 == LSTAR and RCX/R11 holding the return RIP and RFLAGS
+ * (design brief, section 5).  Anything else is a real page fault.
+ */
+page_fault_entry:
+	push	%rax
+	mov	%cr2, %rax
+	cmp	$syscall_entry, %rax
+	pop	%rax
+	jne	1f
+	mov	%rcx, 8(%rsp)		/* return to the instruction after syscall */
+	pushq	$VEC_SYSCALL
+	push	%rax
+	push	%rbx
+	push	%rcx
+	push	%rdx
+	push	%rsi
+	push	%rdi
+	push	%rbp
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	mov	%rsp, %rdi
+	call	syscall_dispatch
+	jmp	trap_return
+1:	pushq	$14
+	/* fall through */
+
+trap_common:
+	push	%rax
+	push	%rbx
+	push	%rcx
+	push	%rdx
+	push	%rsi
+	push	%rdi
+	push	%rbp
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	mov	%rsp, %rdi
+	call	trap
+	.globl trap_return
+trap_return:
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rbp
+	pop	%rdi
+	pop	%rsi
+	pop	%rdx
+	pop	%rcx
+	pop	%rbx
+	pop	%rax
+	add	$16, %rsp
+	.globl iret_insn
+iret_insn:
+	iretq
+
+/* user_enter(tf): start a task at the user frame tf. */
+	.globl user_enter
+user_enter:
+	mov	%rdi, %rsp
+	jmp	trap_return
+
+/*
+ * LSTAR.  On this host it is never executed (the fetch faults, see above);
+ * on a VMX host `syscall` would land here at CPL0 on the user stack, which
+ * this kernel does not support: stop loudly rather than run on it.
+ */
+	.section .text.lstar, "ax"
+	.balign 4096
+	.globl syscall_entry
+syscall_entry:
+	ud2
+	.balign 4096
+
+	.bss
+	.balign KSTACK_SIZE
+	.globl boot_stacks
+boot_stacks:
+	.skip	KSTACK_SIZE * 64
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * User address spaces: 4-level page tables whose kernel half (PML4 slot
+ * 511) is shared with the boot tables the VMM built, and a sorted VMA array.
+ * Anonymous memory is mapped eagerly (a demand fault costs a 25-30 us round
+ * trip through the emulated kernel); big mappings use 2 MiB pages, which
+ * also make the host's shadow faults ~10x cheaper.
+ */
+#include "kernel.h"
+#include "mm.h"
+
+static u64 kernel_pml4e;
+
+void mm_init_kernel(void)
+{
+	kernel_pml4e = ((u64 *)P2V(PV_PML4_PHYS))[511];
+}
+
+u64 pte_flags(u32 prot)
+{
+	u64 f = PTE_P | PTE_U;
+
+	if (prot & PROT_WRITE)
+		f |= PTE_W;
+	if (!(prot & PROT_EXEC))
+		f |= PTE_NX;
+	return f;
+}
+
+struct mm *mm_create(void)
+{
+	struct mm *mm = kmalloc(sizeof(*mm));
+
+	if (!mm)
+		return NULL;
+	mm->pml4 = page_alloc_zero();
+	if (!mm->pml4) {
+		kfree(mm);
+		return NULL;
+	}
+	((u64 *)P2V(mm->pml4))[511] = kernel_pml4e;
+	mm->refs = 1;
+	return mm;
+}
+
+void mm_activate(struct mm *mm)
+{
+	__asm__ volatile("mov %0, %%cr3" : : "r"(mm->pml4) : "memory");
+}
+
+static u64 *table_next(u64 *e, bool create)
+{
+	if (!(*e & PTE_P)) {
+		u64 pa;
+
+		if (!create)
+			return NULL;
+		pa = page_alloc_zero();
+		if (!pa)
+			return NULL;
+		*e = pa | PTE_P | PTE_W | PTE_U;
+	}
+	return P2V(*e & PTE_ADDR);
+}
+
+/* The PD entry for va (huge) or the PTE; NULL when absent and !create. */
+u64 *mm_walk(struct mm *mm, u64 va, bool create, bool *huge)
+{
+	u64 *pml4 = P2V(mm->pml4);
+	u64 *pdpt, *pd, *pt;
+
+	*huge = false;
+	pdpt = table_next(&pml4[(va >> 39) & 511], create);
+	if (!pdpt)
+		return NULL;
+	pd = table_next(&pdpt[(va >> 30) & 511], create);
+	if (!pd)
+		return NULL;
+	if (pd[(va >> 21) & 511] & PTE_PS) {
+		*huge = true;
+		return &pd[(va >> 21) & 511];
+	}
+	pt = table_next(&pd[(va >> 21) & 511], create);
+	if (!pt)
+		return NULL;
+	return &pt[(va >> 12) & 511];
+}
+
+int mm_map_page(struct mm *mm, u64 va, u64 pa, u64 flags)
+{
+	bool huge;
+	u64 *pte = mm_walk(mm, va, true, &huge);
+
+	if (!pte || huge)
+		return -ENOMEM;
+	*pte = pa | flags;
+	return 0;
+}
+
+int mm_map_huge(struct mm *mm, u64 va, u64 pa, u64 flags)
+{
+	u64 *pml4 = P2V(mm->pml4);
+	u64 *pdpt, *pd;
+
+	pdpt = table_next(&pml4[(va >> 39) & 511], true);
+	pd = pdpt ? table_next(&pdpt[(va >> 30) & 511], true) : NULL;
+	if (!pd || (pd[(va >> 21) & 511] & PTE_P))
+		return -ENOMEM;
+	pd[(va >> 21) & 511] = pa | flags | PTE_PS;
+	return 0;
+}
+
+static inline void invlpg(u64 va)
+{
+	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
+}
+
+void mm_unmap_range(struct mm *mm, u64 start, u64 end)
+{
+	u64 va = start;
+
+	while (va < end) {
+		bool huge;
+		u64 *e = mm_walk(mm, va, false, &huge);
+
+		if (!e) {
+			/* No page table here: skip to the next 2 MiB. */
+			va = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
+			continue;
+		}
+		if (huge) {
+			if (*e & PTE_P)
+				huge_free(*e & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
+			*e = 0;
+			invlpg(va);
+			va = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
+			continue;
+		}
+		if ((*e & PTE_P) && !(*e & PTE_BORROWED))
+			page_free(*e & PTE_ADDR);
+		if (*e & PTE_P)
+			invlpg(va);
+		*e = 0;
+		va += PAGE_SIZE;
+	}
+}
+
+/* Map zeroed memory over [start, end): 2 MiB pages where the VMA says so. */
+int mm_populate(struct mm *mm, u64 start, u64 end, u32 prot)
+{
+	struct vma *v = vma_find(mm, start);
+	u64 flags = pte_flags(prot);
+
+	for (u64 va = start; va < end;) {
+		u64 pa;
+
+		if (v && v->huge && !(va & (PV_HUGE_SIZE - 1)) &&
+		    end - va >= PV_HUGE_SIZE) {
+			pa = huge_alloc_zero();
+			if (pa && mm_map_huge(mm, va, pa, flags) == 0) {
+				va += PV_HUGE_SIZE;
+				continue;
+			}
+			if (pa)
+				huge_free(pa);
+		}
+		pa = page_alloc_zero();
+		if (!pa || mm_map_page(mm, va, pa, flags)) {
+			if (pa)
+				page_free(pa);
+			mm_unmap_range(mm, start, va);
+			return -ENOMEM;
+		}
+		va += PAGE_SIZE;
+	}
+	return 0;
+}
+
+struct vma *vma_find(struct mm *mm, u64 va)
+{
+	for (int i = 0; i < mm->nvma; i++) {
+		if (va < mm->vma[i].start)
+			return NULL;
+		if (va < mm->vma[i].end)
+			return &mm->vma[i];
+	}
+	return NULL;
+}
+
+int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
+{
+	int i;
+
+	if (mm->nvma == MM_MAX_VMA)
+		return -ENOMEM;
+	for (i = 0; i < mm->nvma && mm->vma[i].start < start; i++)
+		;
+	memmove(&mm->vma[i + 1], &mm->vma[i],
+		(mm->nvma - i) * sizeof(struct vma));
+	mm->vma[i] = (struct vma){ start, end, prot, huge };
+	mm->nvma++;
+	return 0;
+}
+
+/* Remove [start, end) from the VMA list, splitting VMAs that straddle it. */
+void vma_remove(struct mm *mm, u64 start, u64 end)
+{
+	for (int i = 0; i < mm->nvma; i++) {
+		struct vma *v = &mm->vma[i];
+
+		if (v->end <= start || v->start >= end)
+			continue;
+		if (v->start < start && v->end > end) {
+			struct vma tail = *v;
+
+			tail.start = end;
+			v->end = start;
+			if (vma_insert(mm, tail.start, tail.end, tail.prot,
+				       tail.huge))
+				v->end = start;	/* no room: drop the tail */
+			return;
+		}
+		if (v->start < start) {
+			v->end = start;
+		} else if (v->end > end) {
+			v->start = end;
+		} else {
+			memmove(v, v + 1, (mm->nvma - i - 1) * sizeof(*v));
+			mm->nvma--;
+			i--;
+		}
+	}
+}
+
+static u64 mmap_find_gap(struct mm *mm, u64 len, u64 align)
+{
+	u64 start = PV_USER_MMAP_BASE;
+
+	for (int i = 0; i < mm->nvma; i++) {
+		struct vma *v = &mm->vma[i];
+
+		start = ALIGN_UP(start, align);
+		if (v->end <= start)
+			continue;
+		if (v->start >= start + len)
+			break;
+		start = v->end;
+	}
+	start = ALIGN_UP(start, align);
+	if (start + len > PV_USER_STACK_TOP - (64ull << 20))
+		return 0;
+	return start;
+}
+
+s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
+{
+	bool huge = false;
+	u64 start;
+	int err;
+
+	if (!len || len > (1ull << 40))
+		return -EINVAL;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	if (fixed) {
+		if ((addr & (PAGE_SIZE - 1)) || !user_range_ok(addr, len) ||
+		    addr < PAGE_SIZE)
+			return -EINVAL;
+		mm_munmap(mm, addr, len);
+		start = addr;
+	} else {
+		/* Big writable mappings get 2 MiB pages (len rounded up). */
+		if (len >= PV_HUGE_SIZE && (prot & PROT_WRITE)) {
+			huge = true;
+			len = ALIGN_UP(len, PV_HUGE_SIZE);
+		}
+		start = mmap_find_gap(mm, len, huge ? PV_HUGE_SIZE : PAGE_SIZE);
+		if (!start)
+			return -ENOMEM;
+	}
+	err = vma_insert(mm, start, start + len, prot, huge);
+	if (err)
+		return err;
+	if (prot) {
+		err = mm_populate(mm, start, start + len, prot);
+		if (err) {
+			vma_remove(mm, start, start + len);
+			return err;
+		}
+	}
+	return start;
+}
+
+s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
+{
+	u64 end;
+
+	if ((addr & (PAGE_SIZE - 1)) || !len || !user_range_ok(addr, len))
+		return -EINVAL;
+	end = ALIGN_UP(addr + len, PAGE_SIZE);
+	for (int i = 0; i < mm->nvma; i++) {
+		struct vma *v = &mm->vma[i];
+
+		/* A 2 MiB page goes as a whole: round to its edges. */
+		if (v->huge && v->start < end && v->end > addr) {
+			if (addr > v->start)
+				addr = ALIGN_DOWN(addr, PV_HUGE_SIZE);
+			if (end < v->end)
+				end = ALIGN_UP(end, PV_HUGE_SIZE);
+		}
+	}
+	mm_unmap_range(mm, addr, end);
+	vma_remove(mm, addr, end);
+	return 0;
+}
+
+s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
+{
+	u64 end = ALIGN_UP(addr + len, PAGE_SIZE);
+
+	if ((addr & (PAGE_SIZE - 1)) || !user_range_ok(addr, len))
+		return -EINVAL;
+	for (u64 va = addr; va < end;) {
+		struct vma *v = vma_find(mm, va);
+		bool huge;
+		u64 *e;
+
+		if (!v)
+			return -ENOMEM;
+		e = mm_walk(mm, va, false, &huge);
+		if (e && (*e & PTE_P)) {
+			*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_PS)) |
+			     pte_flags(prot);
+			if (!prot)
+				*e &= ~(PTE_P | PTE_U);
+			invlpg(va);
+		} else if (prot) {
+			/* PROT_NONE reservations are populated when opened. */
+			u64 pa = page_alloc_zero();
+
+			if (!pa || mm_map_page(mm, va, pa, pte_flags(prot)))
+				return -ENOMEM;
+		}
+		va += huge ? PV_HUGE_SIZE - (va & (PV_HUGE_SIZE - 1)) : PAGE_SIZE;
+	}
+	for (int i = 0; i < mm->nvma; i++)
+		if (mm->vma[i].start >= addr && mm->vma[i].end <= end)
+			mm->vma[i].prot = prot;
+	return 0;
+}
+
+u64 mm_brk(struct mm *mm, u64 newbrk)
+{
+	u64 old_top = ALIGN_UP(mm->brk, PAGE_SIZE);
+	u64 new_top = ALIGN_UP(newbrk, PAGE_SIZE);
+
+	if (newbrk < mm->brk_start || newbrk >= PV_USER_MMAP_BASE)
+		return mm->brk;
+	if (new_top > old_top) {
+		for (int i = 0; i < mm->nvma; i++)
+			if (mm->vma[i].start < new_top &&
+			    mm->vma[i].end > old_top)
+				return mm->brk;
+		if (mm_populate(mm, old_top, new_top, PROT_READ | PROT_WRITE))
+			return mm->brk;
+	} else if (new_top < old_top) {
+		mm_unmap_range(mm, new_top, old_top);
+	}
+	mm->brk = newbrk;
+	return newbrk;
+}
+
+/* Free every user page and page-table page below the kernel slot. */
+static void mm_free_tables(u64 table, int level)
+{
+	u64 *t = P2V(table);
+
+	for (int i = 0; i < (level == 3 ? 256 : 512); i++) {
+		u64 e = t[i];
+
+		if (!(e & PTE_P))
+			continue;
+		if (level == 0)
+			continue;	/* leaf pages freed by unmap */
+		if (level == 1 && (e & PTE_PS))
+			continue;
+		mm_free_tables(e & PTE_ADDR, level - 1);
+	}
+	page_free(table);
+}
+
+void mm_put(struct mm *mm)
+{
+	if (--mm->refs > 0)
+		return;
+	for (int i = 0; i < mm->nvma; i++)
+		mm_unmap_range(mm, mm->vma[i].start, mm->vma[i].end);
+	mm_unmap_range(mm, mm->brk_start, ALIGN_UP(mm->brk, PAGE_SIZE));
+	mm_free_tables(mm->pml4, 3);
+	kfree(mm);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KERNEL_MM_H
+#define KERNEL_MM_H
+
+#include "kernel.h"
+#include "sync.h"
+
+#define PTE_P		(1ull << 0)
+#define PTE_W		(1ull << 1)
+#define PTE_U		(1ull << 2)
+#define PTE_PS		(1ull << 7)
+#define PTE_BORROWED	(1ull << 9)	/* initramfs page: never freed */
+#define PTE_NX		(1ull << 63)
+#define PTE_ADDR	0x000ffffffffff000ull
+
+#define PROT_READ	1
+#define PROT_WRITE	2
+#define PROT_EXEC	4
+
+#define MM_MAX_VMA	128
+
+struct vma {
+	u64 start, end;
+	u32 prot;
+	u32 huge;			/* mapped with 2 MiB pages */
+};
+
+/* One user address space. */
+struct mm {
+	struct spinlock lock;
+	u64 pml4;			/* physical */
+	u64 brk_start, brk;
+	int refs;
+	int nvma;
+	struct vma vma[MM_MAX_VMA];	/* sorted by start, disjoint */
+};
+
+void *kmalloc(size_t n);
+void kfree(void *p);
+
+void mm_init_kernel(void);
+struct mm *mm_create(void);
+void mm_put(struct mm *mm);
+void mm_activate(struct mm *mm);
+u64 pte_flags(u32 prot);
+int mm_map_page(struct mm *mm, u64 va, u64 pa, u64 flags);
+int mm_map_huge(struct mm *mm, u64 va, u64 pa, u64 flags);
+u64 *mm_walk(struct mm *mm, u64 va, bool create, bool *huge);
+int mm_populate(struct mm *mm, u64 start, u64 end, u32 prot);
+void mm_unmap_range(struct mm *mm, u64 start, u64 end);
+int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge);
+void vma_remove(struct mm *mm, u64 start, u64 end);
+struct vma *vma_find(struct mm *mm, u64 va);
+
+s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
+s64 mm_munmap(struct mm *mm, u64 addr, u64 len);
+s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot);
+u64 mm_brk(struct mm *mm, u64 newbrk);
+
+#endif

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Exceptions.  A user-mode fault ends the program with the Linux signal
+ * status (SIGSEGV -> 139); a kernel-mode fault is a panic with vector, RIP,
+ * error code and CR2.  `int $0x80` from user mode arrives as #UD here
+ * (design brief, section 5) and is decoded into an i386 system call.
+ */
+#include "kernel.h"
+#include "task.h"
+
+#define SIGILL	4
+#define SIGTRAP	5
+#define SIGBUS	7
+#define SIGFPE	8
+#define SIGSEGV	11
+
+static const char *const vec_names[32] = {
+	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint",
+	"#OF overflow", "#BR bound", "#UD invalid opcode", "#NM no FPU",
+	"#DF double fault", "coprocessor overrun", "#TS invalid TSS",
+	"#NP segment not present", "#SS stack fault", "#GP general protection",
+	"#PF page fault", "vector 15", "#MF x87 error", "#AC alignment check",
+	"#MC machine check", "#XM SIMD error", "#VE", "#CP",
+};
+
+static const u8 vec_signal[32] = {
+	[0] = SIGFPE, [1] = SIGTRAP, [3] = SIGTRAP, [4] = SIGSEGV,
+	[5] = SIGSEGV, [6] = SIGILL, [7] = SIGFPE, [12] = SIGBUS,
+	[13] = SIGSEGV, [14] = SIGSEGV, [16] = SIGFPE, [17] = SIGBUS,
+	[19] = SIGFPE,
+};
+
+static inline u64 read_cr2(void)
+{
+	u64 v;
+
+	__asm__ volatile("mov %%cr2, %0" : "=r"(v));
+	return v;
+}
+
+bool trap_fixup(struct trapframe *tf)
+{
+	extern char copy_user_insn[], strncpy_load_insn[], copy_user_fault[];
+
+	if (tf->vector != 14 && tf->vector != 13)
+		return false;
+	if (tf->rip == (u64)copy_user_insn || tf->rip == (u64)strncpy_load_insn) {
+		tf->rip = (u64)copy_user_fault;
+		return true;
+	}
+	return false;
+}
+
+/* `cd 80` at the faulting RIP: the i386 system-call gate. */
+static bool trap_is_int80(struct trapframe *tf)
+{
+	u8 insn[2];
+
+	if (!user_range_ok(tf->rip, 2) ||
+	    copy_from_user(insn, (void *)tf->rip, 2))
+		return false;
+	return insn[0] == 0xcd && insn[1] == 0x80;
+}
+
+void trap(struct trapframe *tf)
+{
+	extern char iret_insn[];
+	struct task *t = current_task();
+	u64 v = tf->vector;
+	int sig;
+
+	if (v >= 32) {
+		/* No device interrupts are enabled yet. */
+		return;
+	}
+	if ((tf->cs & 3) != 3) {
+		if (trap_fixup(tf))
+			return;
+		/* iretq to a bad user frame (e.g. non-canonical RCX from a
+		 * forged system call): the user's fault, not the kernel's. */
+		if (tf->rip == (u64)iret_insn) {
+			kprintf("%s[%d]: bad return frame: killed by SIGSEGV",
+				t->comm, t->tid);
+			task_kill_signal(SIGSEGV);
+		}
+		panic("kernel fault: %s (vector %lu) at rip %lx err %lx cr2 %lx "
+		      "rsp %lx", vec_names[v] ? vec_names[v] : "?", v, tf->rip,
+		      tf->error, read_cr2(), tf->rsp);
+	}
+	if (v == 6 && trap_is_int80(tf)) {
+		tf->rip += 2;
+		syscall_i386(tf);
+		return;
+	}
+	sig = vec_signal[v] ? vec_signal[v] : SIGSEGV;
+	kprintf("%s[%d]: %s at rip %lx err %lx addr %lx: killed by signal %d",
+		t->comm, t->tid, vec_names[v] ? vec_names[v] : "?", tf->rip,
+		tf->error, v == 14 ? read_cr2() : 0, sig);
+	task_kill_signal(sig);
+}

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "layout.h"
+
+enum {
+	OPT_CPUS = 0x100,
+	OPT_MEM,
+	OPT_FILE,
+	OPT_ENV,
+	OPT_KERNEL,
+	OPT_TIMEOUT,
+};
+
+static const struct option run_options[] = {
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "file", required_argument, NULL, OPT_FILE },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char run_usage[] =
+	"usage: vmm run [--cpus N] [--mem SIZE] [--file HOST:GUEST]... "
+	"[--env K=V]...\n"
+	"               [--kernel FILE] [--timeout SECONDS] [-v] [--] "
+	"PROGRAM [ARGS...]\n";
+
+/* "64M", "1G", "262144K", "134217728": bytes, with 1024-based suffixes. */
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 0: break;
+	default: return -1;
+	}
+	if ((*end == 'i' || *end == 'I') && shift && end[1] == 'B')
+		end += 2;
+	if (*end || v > (~0ull >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
+		  char *err, size_t errlen)
+{
+	const char *base;
+	long n;
+	int c;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ncpus = 1;
+	cfg->mem_size = 128ull << 20;
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at PROGRAM so its own options are left alone. */
+	while ((c = getopt_long(argc, argv, "+vh", run_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_CPUS:
+			if (parse_int(optarg, 1, 64, &n)) {
+				snprintf(err, errlen, "--cpus: '%s' is not a "
+					 "number from 1 to 64", optarg);
+				return -1;
+			}
+			cfg->ncpus = n;
+			break;
+		case OPT_MEM:
+			if (cli_parse_size(optarg, &cfg->mem_size) ||
+			    cfg->mem_size < PV_MIN_MEM ||
+			    cfg->mem_size > PV_MAX_MEM) {
+				snprintf(err, errlen, "--mem: '%s' is not a "
+					 "size from 16M to 2G", optarg);
+				return -1;
+			}
+			/* Whole 2 MiB pages: the boot map uses them. */
+			cfg->mem_size = (cfg->mem_size + PV_HUGE_SIZE - 1) &
+					~(PV_HUGE_SIZE - 1);
+			break;
+		case OPT_FILE: {
+			char *colon = strchr(optarg, ':');
+
+			if (!colon || colon == optarg || colon[1] != '/' ||
+			    cfg->nfiles == VMM_MAX_FILES) {
+				snprintf(err, errlen, "--file: '%s' is not "
+					 "HOST:/GUEST/PATH (at most %d)",
+					 optarg, VMM_MAX_FILES);
+				return -1;
+			}
+			*colon = 0;
+			cfg->files[cfg->nfiles].host = optarg;
+			cfg->files[cfg->nfiles++].guest = colon + 1;
+			break;
+		}
+		case OPT_ENV:
+			if (!strchr(optarg, '=') || optarg[0] == '=' ||
+			    cfg->nenv == VMM_MAX_ENV) {
+				snprintf(err, errlen, "--env: '%s' is not K=V "
+					 "(at most %d)", optarg, VMM_MAX_ENV);
+				return -1;
+			}
+			cfg->env[cfg->nenv++] = optarg;
+			break;
+		case OPT_KERNEL:
+			cfg->kernel_path = optarg;
+			break;
+		case OPT_TIMEOUT: {
+			char *end;
+
+			errno = 0;
+			cfg->timeout = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(cfg->timeout > 0 && cfg->timeout < 1e7)) {
+				snprintf(err, errlen, "--timeout: '%s' is not "
+					 "a positive number of seconds", optarg);
+				return -1;
+			}
+			break;
+		}
+		case 'v':
+			cfg->verbose = true;
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			return 1;
+		default:
+			snprintf(err, errlen, "unknown option '%s' (see vmm run "
+				 "--help)", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind >= argc) {
+		snprintf(err, errlen, "no PROGRAM given (see vmm run --help)");
+		return -1;
+	}
+	cfg->program = argv[optind];
+	cfg->argc = argc - optind;
+	cfg->argv = argv + optind;
+	/* argv[0] in the guest is the basename: the program is /bin/BASENAME. */
+	base = strrchr(cfg->program, '/');
+	cfg->argv[0] = (char *)(base ? base + 1 : cfg->program);
+	if (!cfg->argv[0][0]) {
+		snprintf(err, errlen, "PROGRAM '%s' has no file name",
+			 cfg->program);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef VMM_CPIO_H
+#define VMM_CPIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A cpio "newc" archive writer.  File data is placed on 4 KiB boundaries
+ * (relative to the archive start) by padding the name field with NULs, which
+ * every newc reader accepts: the guest kernel then maps file pages instead of
+ * copying them (copies run emulated at ~4 M instructions/s).
+ */
+struct cpio_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	uint32_t next_ino;
+};
+
+#define CPIO_DATA_ALIGN	4096
+
+int cpio_add(struct cpio_buf *c, const char *path, uint32_t mode,
+	     const void *data, size_t size);
+int cpio_finish(struct cpio_buf *c);
+void cpio_free(struct cpio_buf *c);
+
+#endif

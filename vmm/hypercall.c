@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hypercalls: `out` to PV_HC_PORT with the number in rax and arguments in
+ * rdi, rsi, r10 (uapi/hypercall.h).  Every argument is untrusted: bad
+ * numbers return -ENOSYS, bad addresses -EFAULT, and nothing the guest
+ * passes can make the VMM touch memory outside guest RAM.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "guest_mem.h"
+#include "hypercall.h"
+#include "layout.h"
+#include "vcpu.h"
+
+#define HC_IO_CHUNK	65536
+
+static int64_t hc_write(struct vcpu *v, uint64_t fd, uint64_t uva,
+			uint64_t len)
+{
+	uint64_t cr3 = vcpu_sregs(v)->cr3;
+	uint8_t buf[4096];
+	uint64_t done = 0;
+
+	if (fd != 1 && fd != 2)
+		return -EBADF;
+	while (done < len) {
+		uint64_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+
+		if (gva_read(v->vm, cr3, buf, uva + done, n) < 0)
+			return done ? (int64_t)done : -EFAULT;
+		for (uint64_t off = 0; off < n;) {
+			ssize_t w = write(fd, buf + off, n - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return done + off ? (int64_t)(done + off) : -EIO;
+			off += w;
+		}
+		done += n;
+	}
+	return done;
+}
+
+static int64_t hc_read(struct vcpu *v, uint64_t fd, uint64_t uva,
+		       uint64_t len)
+{
+	uint64_t cr3 = vcpu_sregs(v)->cr3;
+	uint8_t buf[4096];
+	uint64_t gpa;
+	ssize_t n;
+
+	if (fd != 0)
+		return -EBADF;
+	if (len > sizeof(buf))
+		len = sizeof(buf);
+	/* Check the buffer before consuming input the guest could not take. */
+	if (len && (gva_to_gpa(v->vm, cr3, uva, GVA_WRITE, &gpa) ||
+		    gva_to_gpa(v->vm, cr3, uva + len - 1, GVA_WRITE, &gpa)))
+		return -EFAULT;
+	/* A kick (EINTR) while blocked here must not outlive a stop request. */
+	do
+		n = read(0, buf, len);
+	while (n < 0 && errno == EINTR &&
+	       atomic_load(&v->vm->stop) == VM_RUNNING);
+	if (n < 0)
+		return -EIO;
+	if (gva_write(v->vm, cr3, uva, buf, n) < 0)
+		return -EFAULT;
+	return n;
+}
+
+/* Kernel log line (kernel virtual address of the text). */
+static int64_t hc_log(struct vcpu *v, uint64_t kva, uint64_t len, bool panic)
+{
+	const char *s;
+
+	if (len > 1024)
+		len = 1024;
+	s = vm_gpa_to_hva(v->vm, kva - PV_KERNEL_BASE, len);
+	if (!s)
+		return -EFAULT;
+	if (panic) {
+		vm_request_stop(v->vm, VM_STOP_ERROR, VMM_EXIT_ERROR,
+				"guest kernel panic on cpu %d: %.*s", v->id,
+				(int)len, s);
+		return 0;
+	}
+	fprintf(stderr, "[guest] %.*s\n", (int)len, s);
+	return 0;
+}
+
+static int64_t hc_copy(struct vcpu *v, uint64_t dst, uint64_t src,
+		       uint64_t len)
+{
+	void *d = vm_gpa_to_hva(v->vm, dst, len);
+	void *s = vm_gpa_to_hva(v->vm, src, len);
+
+	if (!d || !s)
+		return -EFAULT;
+	memmove(d, s, len);
+	return 0;
+}
+
+static int64_t hc_zero(struct vcpu *v, uint64_t dst, uint64_t len)
+{
+	void *d = vm_gpa_to_hva(v->vm, dst, len);
+
+	if (!d)
+		return -EFAULT;
+	memset(d, 0, len);
+	return 0;
+}
+
+static int64_t hc_copy_user(struct vcpu *v, uint64_t dst, uint64_t src,
+			    uint64_t len)
+{
+	uint64_t cr3 = vcpu_sregs(v)->cr3;
+	uint8_t buf[4096];
+	uint64_t done = 0;
+
+	while (done < len) {
+		uint64_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+
+		if (gva_read(v->vm, cr3, buf, src + done, n) < 0 ||
+		    gva_write(v->vm, cr3, dst + done, buf, n) < 0)
+			return -EFAULT;
+		done += n;
+	}
+	return done;
+}
+
+enum exit_result hypercall_dispatch(struct vcpu *v)
+{
+	struct kvm_regs *r = vcpu_regs(v);
+	int64_t ret;
+
+	v->hypercalls++;
+	switch (r->rax) {
+	case PV_HC_EXIT:
+		vm_request_stop(v->vm, VM_STOP_EXIT, (int)(r->rdi & 0xff), NULL);
+		return EXIT_STOP;
+	case PV_HC_WRITE:
+		ret = hc_write(v, r->rdi, r->rsi, r->r10);
+		break;
+	case PV_HC_READ:
+		ret = hc_read(v, r->rdi, r->rsi, r->r10);
+		break;
+	case PV_HC_LOG:
+	case PV_HC_PANIC:
+		ret = hc_log(v, r->rdi, r->rsi, r->rax == PV_HC_PANIC);
+		if (r->rax == PV_HC_PANIC)
+			return EXIT_STOP;
+		break;
+	case PV_HC_COPY:
+		ret = hc_copy(v, r->rdi, r->rsi, r->r10);
+		break;
+	case PV_HC_ZERO:
+		ret = hc_zero(v, r->rdi, r->rsi);
+		break;
+	case PV_HC_COPY_USER:
+		ret = hc_copy_user(v, r->rdi, r->rsi, r->r10);
+		break;
+	default:
+		ret = -ENOSYS;
+		break;
+	}
+	r->rax = (uint64_t)ret;
+	vcpu_regs_mark_dirty(v);
+	return EXIT_RESUME;
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vcpu.h"
+#include "vm.h"
+
+struct kvm_cap_need {
+	int cap;
+	const char *name;
+	int min;
+};
+
+/* Everything the VMM relies on, checked up front with one clear message. */
+static const struct kvm_cap_need kvm_caps[] = {
+	{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY", 1 },
+	{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP", 1 },
+	{ KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT", 1 },
+	{ KVM_CAP_MP_STATE, "KVM_CAP_MP_STATE", 1 },
+	{ KVM_CAP_SYNC_REGS, "KVM_CAP_SYNC_REGS (regs and sregs)",
+	  KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS },
+	{ KVM_CAP_GET_TSC_KHZ, "KVM_CAP_GET_TSC_KHZ", 1 },
+	{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID", 1 },
+};
+
+static void vm_fail(struct vm *vm, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vm->stop_msg, sizeof(vm->stop_msg), fmt, ap);
+	va_end(ap);
+}
+
+static int kvm_check(struct vm *vm)
+{
+	int v = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
+
+	if (v != KVM_API_VERSION) {
+		vm_fail(vm, "/dev/kvm: API version %d, need %d", v,
+			KVM_API_VERSION);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(kvm_caps) / sizeof(kvm_caps[0]); i++) {
+		int r = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, kvm_caps[i].cap);
+
+		if (r <= 0 || (r & kvm_caps[i].min) != kvm_caps[i].min) {
+			vm_fail(vm, "KVM lacks %s", kvm_caps[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void vm_kick_handler(int sig)
+{
+	(void)sig;
+}
+
+/* Back guest RAM with populated, huge-page-advised anonymous memory. */
+static int vm_mem_alloc(struct vm *vm)
+{
+	struct kvm_userspace_memory_region r = { 0 };
+
+	vm->mem = mmap(NULL, vm->mem_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm->mem == MAP_FAILED) {
+		vm->mem = NULL;
+		vm_fail(vm, "cannot allocate %llu MiB of guest memory",
+			(unsigned long long)(vm->mem_size >> 20));
+		return -1;
+	}
+	madvise(vm->mem, vm->mem_size, MADV_HUGEPAGE);
+	/* First touch from the guest costs ~25 us a page; populate now. */
+	if (madvise(vm->mem, vm->mem_size, MADV_POPULATE_WRITE) < 0 &&
+	    errno != EINVAL) {
+		vm_fail(vm, "cannot populate guest memory: %s",
+			strerror(errno));
+		return -1;
+	}
+	r.slot = 0;
+	r.guest_phys_addr = 0;
+	r.memory_size = vm->mem_size;
+	r.userspace_addr = (uint64_t)(uintptr_t)vm->mem;
+	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &r) < 0) {
+		vm_fail(vm, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int vm_create(struct vm *vm, const struct vmm_config *cfg)
+{
+	struct sigaction sa = { .sa_handler = vm_kick_handler };
+
+	memset(vm, 0, sizeof(*vm));
+	vm->cfg = cfg;
+	vm->fd = -1;
+	vm->mem_size = cfg->mem_size;
+	vm->ncpus = cfg->ncpus;
+	pthread_mutex_init(&vm->lock, NULL);
+	pthread_cond_init(&vm->stopped, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (vm->kvm_fd < 0) {
+		vm_fail(vm, "/dev/kvm: %s", strerror(errno));
+		return -1;
+	}
+	if (kvm_check(vm))
+		return -1;
+	vm->fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->fd < 0) {
+		vm_fail(vm, "KVM_CREATE_VM: %s", strerror(errno));
+		return -1;
+	}
+	if (ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+		vm_fail(vm, "KVM_CREATE_IRQCHIP: %s", strerror(errno));
+		return -1;
+	}
+	vm->run_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (vm->run_size < (int)sizeof(struct kvm_run)) {
+		vm_fail(vm, "KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
+		return -1;
+	}
+	if (vm_mem_alloc(vm))
+		return -1;
+	vm->vcpus = calloc(vm->ncpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus) {
+		vm_fail(vm, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < vm->ncpus; i++)
+		vm->vcpus[i].fd = -1;
+	return 0;
+}
+
+/* Create the vCPUs once the kernel is loaded (entry is known). */
+int vm_vcpus_create(struct vm *vm, uint64_t entry)
+{
+	for (int i = 0; i < vm->ncpus; i++) {
+		if (vcpu_create(vm, &vm->vcpus[i], i, entry)) {
+			vm_fail(vm, "cannot create vCPU %d: %s", i,
+				strerror(errno));
+			return -1;
+		}
+	}
+	vm->tsc_khz = ioctl(vm->vcpus[0].fd, KVM_GET_TSC_KHZ, 0);
+	return 0;
+}
+
+void vm_destroy(struct vm *vm)
+{
+	for (int i = 0; vm->vcpus && i < vm->ncpus; i++)
+		vcpu_destroy(&vm->vcpus[i]);
+	free(vm->vcpus);
+	if (vm->mem)
+		munmap(vm->mem, vm->mem_size);
+	if (vm->fd >= 0)
+		close(vm->fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	vm->vcpus = NULL;
+	vm->mem = NULL;
+}
+
+void vm_request_stop(struct vm *vm, enum vm_stop why, int status,
+		     const char *fmt, ...)
+{
+	int expected = VM_RUNNING;
+	va_list ap;
+
+	pthread_mutex_lock(&vm->lock);
+	/* The first reason wins: a panic after exit does not change status. */
+	if (atomic_compare_exchange_strong(&vm->stop, &expected, why)) {
+		vm->exit_status = status;
+		if (fmt) {
+			va_start(ap, fmt);
+			vsnprintf(vm->stop_msg, sizeof(vm->stop_msg), fmt, ap);
+			va_end(ap);
+		}
+		pthread_cond_broadcast(&vm->stopped);
+	}
+	pthread_mutex_unlock(&vm->lock);
+}
+
+/* Make every vCPU leave KVM_RUN: immediate_exit closes the race with entry. */
+static void vm_kick_all(struct vm *vm)
+{
+	for (int i = 0; i < vm->ncpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+
+		v->run->immediate_exit = 1;
+		if (v->thread)
+			pthread_kill(v->thread, SIGUSR1);
+	}
+}
+
+/* Run all vCPUs until the program exits, the VM fails, or the timeout. */
+int vm_run(struct vm *vm)
+{
+	struct timespec deadline;
+	int started = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	if (vm->cfg->timeout > 0) {
+		double t = vm->cfg->timeout;
+
+		deadline.tv_sec += (time_t)t;
+		deadline.tv_nsec += (long)((t - (time_t)t) * 1e9);
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+	}
+	for (int i = 0; i < vm->ncpus; i++) {
+		if (pthread_create(&vm->vcpus[i].thread, NULL, vcpu_thread,
+				   &vm->vcpus[i])) {
+			vm_request_stop(vm, VM_STOP_ERROR, VMM_EXIT_ERROR,
+					"cannot start vCPU thread %d", i);
+			break;
+		}
+		started++;
+	}
+	pthread_mutex_lock(&vm->lock);
+	while (atomic_load(&vm->stop) == VM_RUNNING) {
+		if (vm->cfg->timeout > 0) {
+			if (pthread_cond_timedwait(&vm->stopped, &vm->lock,
+						   &deadline) == ETIMEDOUT) {
+				pthread_mutex_unlock(&vm->lock);
+				vm_request_stop(vm, VM_STOP_EXIT, 124,
+						"timed out after %g s",
+						vm->cfg->timeout);
+				pthread_mutex_lock(&vm->lock);
+			}
+		} else {
+			pthread_cond_wait(&vm->stopped, &vm->lock);
+		}
+	}
+	pthread_mutex_unlock(&vm->lock);
+	vm_kick_all(vm);
+	for (int i = 0; i < started; i++)
+		pthread_join(vm->vcpus[i].thread, NULL);
+	serial_flush(vm);
+	return vm->exit_status;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef VMM_VM_H
+#define VMM_VM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct kvm_run;
+struct vm;
+
+struct vcpu {
+	struct vm *vm;
+	int id;
+	int fd;
+	struct kvm_run *run;
+	size_t run_size;
+	pthread_t thread;
+	uint64_t exits;			/* all exits handled by this vCPU */
+	uint64_t hypercalls;
+};
+
+/* Why the VM stopped; decides the VMM's exit status. */
+enum vm_stop {
+	VM_RUNNING = 0,
+	VM_STOP_EXIT,		/* the program exited (status in exit_status) */
+	VM_STOP_ERROR,		/* VMM or guest kernel failure: exit 125 */
+};
+
+struct vm {
+	const struct vmm_config *cfg;
+	int kvm_fd;
+	int fd;
+	uint8_t *mem;			/* host mapping of guest RAM at GPA 0 */
+	uint64_t mem_size;
+	uint64_t tsc_khz;
+	int run_size;
+	int ncpus;
+	struct vcpu *vcpus;
+
+	pthread_mutex_t lock;		/* stop state, console */
+	pthread_cond_t stopped;
+	atomic_int stop;		/* enum vm_stop */
+	int exit_status;
+	char stop_msg[256];		/* one-line cause for VM_STOP_ERROR */
+
+	/* Serial line being assembled, flushed at '\n' or exit. */
+	char serial_buf[256];
+	size_t serial_len;
+};
+
+int vm_create(struct vm *vm, const struct vmm_config *cfg);
+void vm_destroy(struct vm *vm);
+int vm_vcpus_create(struct vm *vm, uint64_t entry);
+int vm_run(struct vm *vm);
+void vm_request_stop(struct vm *vm, enum vm_stop why, int status,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Guest physical memory access with bounds checks: NULL when out of range. */
+void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa, uint64_t len);
+
+#endif
