@@ -182,7 +182,8 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	err = elf_load(mm, f->data, f->size, &im);
 	if (err)
 		return err;
-	mm->brk_start = mm->brk = ALIGN_UP(im.end, PAGE_SIZE);
+	/* The heap starts on a 2 MiB boundary so brk grows by huge pages. */
+	mm->brk_start = mm->brk = ALIGN_UP(im.end, PV_HUGE_SIZE);
 
 	/* An 8 MiB stack of 2 MiB pages ending at the top of user space. */
 	err = vma_insert(mm, stack_lo, PV_USER_TOP, PROT_READ |

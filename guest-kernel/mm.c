@@ -104,8 +104,19 @@ int mm_map_huge(struct mm *mm, u64 va, u64 pa, u64 flags)
 
 	pdpt = table_next(&pml4[(va >> 39) & 511], true);
 	pd = pdpt ? table_next(&pdpt[(va >> 30) & 511], true) : NULL;
-	if (!pd || (pd[(va >> 21) & 511] & PTE_P))
+	if (!pd)
 		return -ENOMEM;
+	if (pd[(va >> 21) & 511] & PTE_P) {
+		/* A page table left empty by earlier munmaps can go. */
+		u64 *pt = P2V(pd[(va >> 21) & 511] & PTE_ADDR);
+
+		if (pd[(va >> 21) & 511] & PTE_PS)
+			return -ENOMEM;
+		for (int i = 0; i < 512; i++)
+			if (pt[i])
+				return -ENOMEM;
+		page_free(V2P(pt));
+	}
 	pd[(va >> 21) & 511] = pa | flags | PTE_PS;
 	return 0;
 }
@@ -115,33 +126,80 @@ static inline void invlpg(u64 va)
 	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
 }
 
+/* The PD entry covering va, or NULL when no page directory exists. */
+static u64 *mm_pde(struct mm *mm, u64 va)
+{
+	u64 *pml4 = P2V(mm->pml4);
+	u64 *pdpt = table_next(&pml4[(va >> 39) & 511], false);
+	u64 *pd = pdpt ? table_next(&pdpt[(va >> 30) & 511], false) : NULL;
+
+	return pd ? &pd[(va >> 21) & 511] : NULL;
+}
+
+/*
+ * Turn a 2 MiB mapping into 512 4 KiB ones, for a partial munmap or
+ * mprotect.  The 4 KiB pieces are marked borrowed: the 2 MiB frame cannot
+ * go back to the allocator piecemeal, so it is given up (rare: mallocng's
+ * guard page at the heap start is the usual cause).
+ */
+static int mm_split_huge(u64 *pde)
+{
+	u64 pt_pa = page_alloc();
+	u64 frame = *pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1);
+	u64 flags = (*pde & ~PTE_ADDR & ~PTE_PS) | PTE_BORROWED;
+	u64 *pt;
+
+	if (!pt_pa)
+		return -ENOMEM;
+	pt = P2V(pt_pa);
+	for (int i = 0; i < 512; i++)
+		pt[i] = (frame + i * PAGE_SIZE) | flags;
+	*pde = pt_pa | PTE_P | PTE_W | PTE_U;
+	__asm__ volatile("mov %%cr3, %%rax; mov %%rax, %%cr3" : : : "rax",
+			 "memory");
+	return 0;
+}
+
 void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 {
 	u64 va = start;
 
 	while (va < end) {
-		bool huge;
-		u64 *e = mm_walk(mm, va, false, &huge);
+		u64 next = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
+		u64 *pde = mm_pde(mm, va);
+		bool whole = !(va & (PV_HUGE_SIZE - 1)) && next <= end;
+		u64 *pt;
 
-		if (!e) {
-			/* No page table here: skip to the next 2 MiB. */
-			va = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
+		if (!pde || !(*pde & PTE_P)) {
+			va = next;
 			continue;
 		}
-		if (huge) {
-			if (*e & PTE_P)
-				huge_free(*e & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
+		if ((*pde & PTE_PS) && whole) {
+			huge_free(*pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
+			*pde = 0;
+			invlpg(va);
+			va = next;
+			continue;
+		}
+		if ((*pde & PTE_PS) && mm_split_huge(pde))
+			panic("out of memory splitting a 2 MiB page");
+		pt = P2V(*pde & PTE_ADDR);
+		for (; va < end && va < next; va += PAGE_SIZE) {
+			u64 *e = &pt[(va >> 12) & 511];
+
+			if (!(*e & PTE_P))
+				continue;
+			if (!(*e & PTE_BORROWED))
+				page_free(*e & PTE_ADDR);
 			*e = 0;
 			invlpg(va);
-			va = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
-			continue;
 		}
-		if ((*e & PTE_P) && !(*e & PTE_BORROWED))
-			page_free(*e & PTE_ADDR);
-		if (*e & PTE_P)
-			invlpg(va);
-		*e = 0;
-		va += PAGE_SIZE;
+		/* A page table emptied as a whole goes too, so the range can
+		 * take a 2 MiB page later. */
+		if (whole) {
+			page_free(*pde & PTE_ADDR);
+			*pde = 0;
+		}
 	}
 }
 
@@ -297,17 +355,6 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 	if ((addr & (PAGE_SIZE - 1)) || !len || !user_range_ok(addr, len))
 		return -EINVAL;
 	end = ALIGN_UP(addr + len, PAGE_SIZE);
-	for (int i = 0; i < mm->nvma; i++) {
-		struct vma *v = &mm->vma[i];
-
-		/* A 2 MiB page goes as a whole: round to its edges. */
-		if (v->huge && v->start < end && v->end > addr) {
-			if (addr > v->start)
-				addr = ALIGN_DOWN(addr, PV_HUGE_SIZE);
-			if (end < v->end)
-				end = ALIGN_UP(end, PV_HUGE_SIZE);
-		}
-	}
 	mm_unmap_range(mm, addr, end);
 	vma_remove(mm, addr, end);
 	return 0;
@@ -327,6 +374,12 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 		if (!v)
 			return -ENOMEM;
 		e = mm_walk(mm, va, false, &huge);
+		if (e && huge && ((va & (PV_HUGE_SIZE - 1)) ||
+				  end - va < PV_HUGE_SIZE)) {
+			if (mm_split_huge(e))
+				return -ENOMEM;
+			e = mm_walk(mm, va, false, &huge);
+		}
 		if (e && (*e & PTE_P)) {
 			*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_PS)) |
 			     pte_flags(prot);
@@ -348,10 +401,11 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 	return 0;
 }
 
+/* The heap is mapped in whole 2 MiB pages from a 2 MiB-aligned start. */
 u64 mm_brk(struct mm *mm, u64 newbrk)
 {
-	u64 old_top = ALIGN_UP(mm->brk, PAGE_SIZE);
-	u64 new_top = ALIGN_UP(newbrk, PAGE_SIZE);
+	u64 old_top = ALIGN_UP(mm->brk, PV_HUGE_SIZE);
+	u64 new_top = ALIGN_UP(newbrk, PV_HUGE_SIZE);
 
 	if (newbrk < mm->brk_start || newbrk >= PV_USER_MMAP_BASE)
 		return mm->brk;
@@ -360,8 +414,17 @@ u64 mm_brk(struct mm *mm, u64 newbrk)
 			if (mm->vma[i].start < new_top &&
 			    mm->vma[i].end > old_top)
 				return mm->brk;
-		if (mm_populate(mm, old_top, new_top, PROT_READ | PROT_WRITE))
-			return mm->brk;
+		for (u64 va = old_top; va < new_top; va += PV_HUGE_SIZE) {
+			u64 pa = huge_alloc_zero();
+
+			if (!pa || mm_map_huge(mm, va, pa,
+					       pte_flags(PROT_READ | PROT_WRITE))) {
+				if (pa)
+					huge_free(pa);
+				mm_unmap_range(mm, old_top, va);
+				return mm->brk;
+			}
+		}
 	} else if (new_top < old_top) {
 		mm_unmap_range(mm, new_top, old_top);
 	}
@@ -394,7 +457,7 @@ void mm_put(struct mm *mm)
 		return;
 	for (int i = 0; i < mm->nvma; i++)
 		mm_unmap_range(mm, mm->vma[i].start, mm->vma[i].end);
-	mm_unmap_range(mm, mm->brk_start, ALIGN_UP(mm->brk, PAGE_SIZE));
+	mm_unmap_range(mm, mm->brk_start, ALIGN_UP(mm->brk, PV_HUGE_SIZE));
 	mm_free_tables(mm->pml4, 3);
 	kfree(mm);
 }

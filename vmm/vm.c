@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kvm_stats.h"
+#include "layout.h"
 #include "vcpu.h"
 #include "vm.h"
 
@@ -67,7 +69,25 @@ static void vm_kick_handler(int sig)
 	(void)sig;
 }
 
-/* Back guest RAM with populated, huge-page-advised anonymous memory. */
+/*
+ * Host faults on first touch cost ~2.3 us per 4 KiB page more than touching
+ * populated memory, but populating 128 MiB up front costs 40+ ms of boot.
+ * So a background thread populates guest RAM top-down (where the guest
+ * kernel takes its 2 MiB pages from) while the guest boots.
+ */
+static void *vm_mem_populate(void *arg)
+{
+	struct vm *vm = arg;
+
+	for (uint64_t off = vm->mem_size; off > 0; off -= PV_HUGE_SIZE) {
+		if (atomic_load(&vm->stop) != VM_RUNNING)
+			break;
+		madvise(vm->mem + off - PV_HUGE_SIZE, PV_HUGE_SIZE,
+			MADV_POPULATE_WRITE);
+	}
+	return NULL;
+}
+
 static int vm_mem_alloc(struct vm *vm)
 {
 	struct kvm_userspace_memory_region r = { 0 };
@@ -80,14 +100,6 @@ static int vm_mem_alloc(struct vm *vm)
 			(unsigned long long)(vm->mem_size >> 20));
 		return -1;
 	}
-	madvise(vm->mem, vm->mem_size, MADV_HUGEPAGE);
-	/* First touch from the guest costs ~25 us a page; populate now. */
-	if (madvise(vm->mem, vm->mem_size, MADV_POPULATE_WRITE) < 0 &&
-	    errno != EINVAL) {
-		vm_fail(vm, "cannot populate guest memory: %s",
-			strerror(errno));
-		return -1;
-	}
 	r.slot = 0;
 	r.guest_phys_addr = 0;
 	r.memory_size = vm->mem_size;
@@ -96,6 +108,8 @@ static int vm_mem_alloc(struct vm *vm)
 		vm_fail(vm, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
 		return -1;
 	}
+	vm->populate_started = !pthread_create(&vm->populate_thread, NULL,
+					       vm_mem_populate, vm);
 	return 0;
 }
 
@@ -161,6 +175,11 @@ int vm_vcpus_create(struct vm *vm, uint64_t entry)
 
 void vm_destroy(struct vm *vm)
 {
+	if (vm->populate_started) {
+		atomic_store(&vm->stop, VM_STOP_ERROR);
+		pthread_join(vm->populate_thread, NULL);
+		vm->populate_started = false;
+	}
 	for (int i = 0; vm->vcpus && i < vm->ncpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
 	free(vm->vcpus);
@@ -203,6 +222,31 @@ static void vm_kick_all(struct vm *vm)
 		v->run->immediate_exit = 1;
 		if (v->thread)
 			pthread_kill(v->thread, SIGUSR1);
+	}
+}
+
+/* --verbose: every nonzero KVM statistic of each vCPU, and our own. */
+static void vm_stats_print(struct vm *vm)
+{
+	for (int i = 0; i < vm->ncpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+		struct kvm_stats st;
+		uint64_t *vals;
+
+		fprintf(stderr, "vmm: cpu %d: %llu exits to the VMM, %llu "
+			"hypercalls\n", i, (unsigned long long)v->exits,
+			(unsigned long long)v->hypercalls);
+		if (kvm_stats_open(&st, v->fd))
+			continue;
+		vals = calloc(st.n, sizeof(*vals));
+		if (vals && !kvm_stats_read(&st, vals))
+			for (int k = 0; k < st.n; k++)
+				if (vals[k])
+					fprintf(stderr, "vmm: cpu %d: kvm %s "
+						"%llu\n", i, st.names[k],
+						(unsigned long long)vals[k]);
+		free(vals);
+		kvm_stats_close(&st);
 	}
 }
 
@@ -252,5 +296,7 @@ int vm_run(struct vm *vm)
 	for (int i = 0; i < started; i++)
 		pthread_join(vm->vcpus[i].thread, NULL);
 	serial_flush(vm);
+	if (vm->cfg->verbose)
+		vm_stats_print(vm);
 	return vm->exit_status;
 }

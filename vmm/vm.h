@@ -38,6 +38,8 @@ struct vm {
 	uint8_t *mem;			/* host mapping of guest RAM at GPA 0 */
 	uint64_t mem_size;
 	uint64_t tsc_khz;
+	pthread_t populate_thread;
+	bool populate_started;
 	int run_size;
 	int ncpus;
 	struct vcpu *vcpus;
