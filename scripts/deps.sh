@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install the Debian packages perfvisor needs, only those missing; quiet.
+set -euo pipefail
+
+pkgs=(meson ninja-build gcc clang pkg-config libelf-dev libcmocka-dev
+      musl-tools busybox-static gnuplot-nox valgrind)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	echo "installing: ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq >/dev/null
+	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli.h"
+
+static void test_sizes(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(cli_parse_size("64M", &v), 0);
+	assert_int_equal(v, 64ull << 20);
+	assert_int_equal(cli_parse_size("1G", &v), 0);
+	assert_int_equal(v, 1ull << 30);
+	assert_int_equal(cli_parse_size("2048KiB", &v), 0);
+	assert_int_equal(v, 2048ull << 10);
+	assert_int_equal(cli_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(cli_parse_size("", &v), -1);
+	assert_int_equal(cli_parse_size("-1M", &v), -1);
+	assert_int_equal(cli_parse_size("12X", &v), -1);
+	assert_int_equal(cli_parse_size("99999999999999999999G", &v), -1);
+	assert_int_equal(cli_parse_size("17179869184G", &v), -1);
+}
+
+static void test_run_options(void **state)
+{
+	char file_arg[] = "/etc/hostname:/etc/h";	/* split in place */
+	char *argv[] = { "run", "--cpus", "4", "--mem", "100M", "--env", "A=b",
+			 "--file", file_arg, "/path/to/prog", "-x", "y", NULL };
+	struct vmm_config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(cli_parse_run(12, argv, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.ncpus, 4);
+	assert_int_equal(cfg.mem_size, 100ull << 20);	/* already 2 MiB aligned */
+	assert_int_equal(cfg.nenv, 1);
+	assert_string_equal(cfg.files[0].guest, "/etc/h");
+	assert_string_equal(cfg.program, "/path/to/prog");
+	assert_int_equal(cfg.argc, 3);
+	assert_string_equal(cfg.argv[0], "prog");
+	assert_string_equal(cfg.argv[1], "-x");	/* PROGRAM's own options */
+}
+
+static void test_run_bad_options(void **state)
+{
+	const char *bad[][3] = {
+		{ "--cpus", "0", "p" }, { "--cpus", "65", "p" },
+		{ "--cpus", "2x", "p" }, { "--mem", "1M", "p" },
+		{ "--mem", "3G", "p" }, { "--env", "NOEQUALS", "p" },
+		{ "--file", "nocolon", "p" }, { "--file", "a:relative", "p" },
+		{ "--timeout", "-1", "p" }, { "--bogus", "x", "p" },
+	};
+	struct vmm_config cfg;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = { "run", (char *)bad[i][0], (char *)bad[i][1],
+				 (char *)bad[i][2], NULL };
+		char a1[64];
+
+		strcpy(a1, bad[i][1]);
+		argv[2] = a1;
+		err[0] = 0;
+		assert_int_equal(cli_parse_run(4, argv, &cfg, err, sizeof(err)),
+				 -1);
+		assert_true(strlen(err) > 5);
+		assert_null(strchr(err, '\n'));
+	}
+	{
+		char *argv[] = { "run", "--cpus", "2", NULL };
+
+		assert_int_equal(cli_parse_run(3, argv, &cfg, err, sizeof(err)),
+				 -1);
+		assert_non_null(strstr(err, "no PROGRAM"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_run_options),
+		cmocka_unit_test(test_run_bad_options),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
