@@ -15,6 +15,7 @@ enum {
 	OPT_ENV,
 	OPT_KERNEL,
 	OPT_TIMEOUT,
+	OPT_REPORT_FD,
 };
 
 static const struct option run_options[] = {
@@ -24,6 +25,7 @@ static const struct option run_options[] = {
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "report-fd", required_argument, NULL, OPT_REPORT_FD },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -149,6 +151,14 @@ int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
 			}
 			break;
 		}
+		case OPT_REPORT_FD:
+			if (parse_int(optarg, 3, 1 << 20, &n)) {
+				snprintf(err, errlen, "--report-fd: bad fd '%s'",
+					 optarg);
+				return -1;
+			}
+			cfg->report_fd = n;
+			break;
 		case 'v':
 			cfg->verbose = true;
 			break;

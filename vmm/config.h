@@ -29,6 +29,7 @@ struct vmm_config {
 	struct vmm_file files[VMM_MAX_FILES];
 	bool verbose;
 	double timeout;			/* seconds; 0 = none */
+	int report_fd;			/* vmm bench: resource report */
 };
 
 #endif

@@ -73,11 +73,16 @@ static void vm_kick_handler(int sig)
  * Host faults on first touch cost ~2.3 us per 4 KiB page more than touching
  * populated memory, but populating 128 MiB up front costs 40+ ms of boot.
  * So a background thread populates guest RAM top-down (where the guest
- * kernel takes its 2 MiB pages from) while the guest boots.
+ * kernel takes its 2 MiB pages from) once the guest has run for 50 ms:
+ * short runs never pay for it (page faults contend for the mm lock).
  */
 static void *vm_mem_populate(void *arg)
 {
 	struct vm *vm = arg;
+	struct timespec delay = { 0, 50 * 1000 * 1000 };
+
+	/* Interrupted early (EINTR) when the VM stops first. */
+	nanosleep(&delay, NULL);
 
 	for (uint64_t off = vm->mem_size; off > 0; off -= PV_HUGE_SIZE) {
 		if (atomic_load(&vm->stop) != VM_RUNNING)
@@ -177,6 +182,7 @@ void vm_destroy(struct vm *vm)
 {
 	if (vm->populate_started) {
 		atomic_store(&vm->stop, VM_STOP_ERROR);
+		pthread_kill(vm->populate_thread, SIGUSR1);
 		pthread_join(vm->populate_thread, NULL);
 		vm->populate_started = false;
 	}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmm bench: benchmarks that print numbers (never pass/fail on time: these
+ * machines are shared and noisy).
+ *
+ *   vmm bench boot [-n N] [--json] PROGRAM
+ *	wall time of `vmm run PROGRAM` (a program that exits at once) and the
+ *	VMM's resident memory beyond the guest RAM it touched, medians of N.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "config.h"
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One `vmm run` in a child; its report gives RSS and guest-resident KiB. */
+static int bench_boot_once(const char *prog, double *ms, double *rss_kb,
+			   double *overhead_kb)
+{
+	char fdarg[16];
+	long rss = 0, guest = 0;
+	int pfd[2], status;
+	double t0;
+	pid_t pid;
+	FILE *f;
+
+	if (pipe(pfd))
+		return -1;
+	snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
+	t0 = now_ms();
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		execl("/proc/self/exe", "vmm", "run", "--mem", "64M",
+		      "--report-fd", fdarg, "--", prog, (char *)NULL);
+		_exit(VMM_EXIT_ERROR);
+	}
+	close(pfd[1]);
+	if (pid < 0) {
+		close(pfd[0]);
+		return -1;
+	}
+	f = fdopen(pfd[0], "r");
+	if (!f || fscanf(f, "%ld %ld", &rss, &guest) != 2)
+		rss = -1;
+	if (f)
+		fclose(f);
+	else
+		close(pfd[0]);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0 || rss < 0)
+		return -1;
+	*ms = now_ms() - t0;
+	*rss_kb = rss;
+	*overhead_kb = rss - guest;
+	return 0;
+}
+
+static int bench_boot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	double *ms, *rss, *ovh, med_ms;
+	bool json = false;
+	int n = 20, c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			n = atoi(optarg);
+			if (n < 1 || n > 10000) {
+				fprintf(stderr, "vmm: bench boot: -n takes 1 "
+					"to 10000\n");
+				return VMM_EXIT_ERROR;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			puts("usage: vmm bench boot [-n N] [--json] PROGRAM");
+			return 0;
+		default:
+			fprintf(stderr, "vmm: bench boot: bad option\n");
+			return VMM_EXIT_ERROR;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "vmm: bench boot: give one PROGRAM that exits "
+			"at once\n");
+		return VMM_EXIT_ERROR;
+	}
+	ms = calloc(n, sizeof(*ms));
+	rss = calloc(n, sizeof(*rss));
+	ovh = calloc(n, sizeof(*ovh));
+	for (int i = 0; i < n; i++) {
+		if (bench_boot_once(argv[optind], &ms[i], &rss[i], &ovh[i])) {
+			fprintf(stderr, "vmm: bench boot: run %d of %s failed\n",
+				i, argv[optind]);
+			return VMM_EXIT_ERROR;
+		}
+	}
+	med_ms = median(ms, n);	/* sorts: ms[0] is the minimum after this */
+	if (json)
+		printf("{\"runs\": %d, \"boot_ms_median\": %.2f, "
+		       "\"boot_ms_min\": %.2f, \"rss_kib_median\": %.0f, "
+		       "\"vmm_overhead_kib_median\": %.0f}\n", n,
+		       med_ms, ms[0], median(rss, n), median(ovh, n));
+	else
+		printf("boot to exit (vmm run, 64 MiB guest): median %.2f ms, "
+		       "min %.2f ms over %d runs\n"
+		       "resident memory: median %.0f KiB, of which VMM overhead "
+		       "beyond guest RAM touched %.0f KiB\n",
+		       med_ms, ms[0], n, median(rss, n), median(ovh, n));
+	free(ms);
+	free(rss);
+	free(ovh);
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "boot"))
+		return bench_boot(argc - 1, argv + 1);
+	fprintf(stderr, "usage: vmm bench boot [-n N] [--json] PROGRAM\n");
+	return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : VMM_EXIT_ERROR;
+}

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef VMM_BENCH_H
+#define VMM_BENCH_H
+
+int cmd_bench(int argc, char **argv);
+
+#endif
