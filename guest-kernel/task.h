@@ -8,7 +8,17 @@
 #define KSTACK_SIZE	16384ull
 #define MAX_FDS		64
 
-struct file;
+struct fdtable;
+
+/* What the threads of one process share. */
+struct proc {
+	int pid;
+	int refs;			/* threads */
+	struct mm *mm;
+	struct fdtable *fdt;		/* vfs.c */
+	char cwd[256];			/* absolute, no trailing '/' but "/" */
+	char comm[16];
+};
 
 /*
  * A thread.  It sits at the bottom of its own 16 KiB-aligned kernel stack,
@@ -18,6 +28,7 @@ struct task {
 	struct trapframe *tf;		/* user frame at the stack top */
 	struct cpu *cpu;
 	struct mm *mm;
+	struct proc *proc;
 	int tid;
 	int pid;
 	u64 fs_base;

@@ -40,11 +40,13 @@ static inline u64 read_cr2(void)
 
 bool trap_fixup(struct trapframe *tf)
 {
-	extern char copy_user_insn[], strncpy_load_insn[], copy_user_fault[];
+	extern char copy_user_load[], copy_user_store[], strncpy_load_insn[],
+		copy_user_fault[];
 
 	if (tf->vector != 14 && tf->vector != 13)
 		return false;
-	if (tf->rip == (u64)copy_user_insn || tf->rip == (u64)strncpy_load_insn) {
+	if (tf->rip == (u64)copy_user_load || tf->rip == (u64)copy_user_store ||
+	    tf->rip == (u64)strncpy_load_insn) {
 		tf->rip = (u64)copy_user_fault;
 		return true;
 	}

@@ -115,22 +115,72 @@ static int64_t hc_zero(struct vcpu *v, uint64_t dst, uint64_t len)
 	return 0;
 }
 
-static int64_t hc_copy_user(struct vcpu *v, uint64_t dst, uint64_t src,
-			    uint64_t len)
+/*
+ * Host pointer for [va, va + len) inside one page: the kernel direct map,
+ * or a user page under cr3 (writable when write).  NULL when not allowed.
+ */
+static uint8_t *hc_va(struct vcpu *v, uint64_t cr3, uint64_t va, uint64_t len,
+		      bool write)
+{
+	uint64_t gpa;
+
+	if (va >= PV_KERNEL_BASE)
+		return vm_gpa_to_hva(v->vm, va - PV_KERNEL_BASE, len);
+	if (gva_to_gpa(v->vm, cr3, va, write ? GVA_WRITE : GVA_READ, &gpa))
+		return NULL;
+	return vm_gpa_to_hva(v->vm, gpa, len);
+}
+
+/* Bytes from va to the end of its page (user) or of RAM (kernel). */
+static uint64_t hc_chunk(uint64_t va, uint64_t left)
+{
+	uint64_t n = va >= PV_KERNEL_BASE ? left : 4096 - (va & 4095);
+
+	return n < left ? n : left;
+}
+
+static int64_t hc_memcpy(struct vcpu *v, uint64_t dst, uint64_t src,
+			 uint64_t len)
 {
 	uint64_t cr3 = vcpu_sregs(v)->cr3;
-	uint8_t buf[4096];
-	uint64_t done = 0;
 
-	while (done < len) {
-		uint64_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+	if (dst + len < dst || src + len < src)
+		return -EFAULT;
+	while (len) {
+		uint64_t n = hc_chunk(dst, len);
+		uint8_t *d, *s;
 
-		if (gva_read(v->vm, cr3, buf, src + done, n) < 0 ||
-		    gva_write(v->vm, cr3, dst + done, buf, n) < 0)
+		n = hc_chunk(src, n);
+		d = hc_va(v, cr3, dst, n, true);
+		s = hc_va(v, cr3, src, n, false);
+		if (!d || !s)
 			return -EFAULT;
-		done += n;
+		memmove(d, s, n);
+		dst += n;
+		src += n;
+		len -= n;
 	}
-	return done;
+	return 0;
+}
+
+static int64_t hc_memset(struct vcpu *v, uint64_t dst, uint64_t c,
+			 uint64_t len)
+{
+	uint64_t cr3 = vcpu_sregs(v)->cr3;
+
+	if (dst + len < dst)
+		return -EFAULT;
+	while (len) {
+		uint64_t n = hc_chunk(dst, len);
+		uint8_t *d = hc_va(v, cr3, dst, n, true);
+
+		if (!d)
+			return -EFAULT;
+		memset(d, (int)c, n);
+		dst += n;
+		len -= n;
+	}
+	return 0;
 }
 
 enum exit_result hypercall_dispatch(struct vcpu *v)
@@ -161,8 +211,11 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	case PV_HC_ZERO:
 		ret = hc_zero(v, r->rdi, r->rsi);
 		break;
-	case PV_HC_COPY_USER:
-		ret = hc_copy_user(v, r->rdi, r->rsi, r->r10);
+	case PV_HC_MEMCPY:
+		ret = hc_memcpy(v, r->rdi, r->rsi, r->r10);
+		break;
+	case PV_HC_MEMSET:
+		ret = hc_memset(v, r->rdi, r->rsi, r->r10);
 		break;
 	default:
 		ret = -ENOSYS;
