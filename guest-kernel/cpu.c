@@ -29,10 +29,6 @@ void idt_init(void)
 	}
 }
 
-static inline void wrmsr(u32 msr, u64 v)
-{
-	__asm__ volatile("wrmsr" : : "c"(msr), "a"((u32)v), "d"((u32)(v >> 32)));
-}
 
 void cpu_init(struct cpu *c, int id)
 {

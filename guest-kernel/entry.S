@@ -127,6 +127,32 @@ user_enter:
 	mov	%rdi, %rsp
 	jmp	trap_return
 
+/* switch_stacks(u64 *save, u64 new_ksp): the kernel half of a switch. */
+	.globl switch_stacks
+switch_stacks:
+	push	%rbp
+	push	%rbx
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	mov	%rsp, (%rdi)
+	mov	%rsi, %rsp
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbx
+	pop	%rbp
+	ret
+
+/* First kernel code of a new task: its stack top is its user frame. */
+	.globl task_start
+task_start:
+	mov	%rsp, %rdi
+	call	return_to_user
+	jmp	trap_return
+
 /*
  * LSTAR.  On this host it is never executed (the fetch faults, see above);
  * on a VMX host `syscall` would land here at CPL0 on the user stack, which

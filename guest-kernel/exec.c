@@ -178,7 +178,7 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	int err, n;
 
 	if (argc > EXEC_MAX_ARGS || envc > EXEC_MAX_ARGS)
-		return -E2BIG_;
+		return -E2BIG;
 	err = elf_load(mm, f->data, f->size, &im);
 	if (err)
 		return err;

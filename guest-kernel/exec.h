@@ -6,7 +6,6 @@
 #include "mm.h"
 
 #define EXEC_MAX_ARGS	256
-#define E2BIG_		7
 
 struct exec_result {
 	u64 entry;

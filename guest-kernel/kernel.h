@@ -22,6 +22,7 @@ typedef uint32_t u32;
 typedef uint16_t u16;
 typedef uint8_t u8;
 typedef int64_t s64;
+typedef int32_t s32;
 
 #define P2V(pa)		((void *)((u64)(pa) + PV_KERNEL_BASE))
 #define V2P(va)		((u64)(va) - PV_KERNEL_BASE)
@@ -58,6 +59,8 @@ typedef int64_t s64;
 #define ENAMETOOLONG 36
 #define ENOSYS 38
 #define ENOTEMPTY 39
+#define ETIMEDOUT 110
+#define E2BIG 7
 
 /* Saved by the entry stubs; the layout is shared with entry.S. */
 struct trapframe {
@@ -103,6 +106,7 @@ int strncmp(const char *a, const char *b, size_t n);
 long copy_from_user(void *dst, const void *usrc, size_t n);
 long copy_to_user(void *udst, const void *src, size_t n);
 long strncpy_from_user(char *dst, const char *usrc, size_t n);
+long memset_user(void *udst, size_t n);	/* zero: 0 or -EFAULT */
 bool trap_fixup(struct trapframe *tf);
 
 static inline bool user_range_ok(u64 va, u64 len)

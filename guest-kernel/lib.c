@@ -80,3 +80,10 @@ int strncmp(const char *a, const char *b, size_t n)
 	}
 	return 0;
 }
+
+long memset_user(void *udst, size_t n)
+{
+	if (!user_range_ok((u64)udst, n))
+		return -EFAULT;
+	return hcall(PV_HC_MEMSET, (u64)udst, 0, n);
+}

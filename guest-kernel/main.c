@@ -8,27 +8,10 @@
 #include "kernel.h"
 #include "mm.h"
 #include "task.h"
+#include "vfs_glue.h"
 
 struct pv_boot_params *boot_params;
-static struct cpu cpus[PV_MAX_CPUS];
-
-struct find_arg {
-	const char *path;
-	struct cpio_file found;
-	bool ok;
-};
-
-static bool find_cb(const struct cpio_file *f, void *arg)
-{
-	struct find_arg *fa = arg;
-
-	if (strcmp(f->name, fa->path) == 0) {
-		fa->found = *f;
-		fa->ok = true;
-		return false;
-	}
-	return true;
-}
+struct cpu cpus[PV_MAX_CPUS];
 
 u64 exec_hwcap(void)
 {
@@ -38,13 +21,14 @@ u64 exec_hwcap(void)
 	return d;
 }
 
-static __attribute__((noreturn)) void init_start(struct pv_boot_params *bp)
+/* The first process: the user's program, pid 1. */
+static void init_start(struct pv_boot_params *bp)
 {
 	const char *argv[EXEC_MAX_ARGS], *envp[EXEC_MAX_ARGS];
-	struct find_arg fa = { .path = bp->init_path + 1 };
 	struct exec_result res;
+	struct cpio_file f;
 	const char *s = bp->args;
-	struct trapframe *tf;
+	struct proc *p;
 	struct task *t;
 	int err;
 
@@ -58,50 +42,62 @@ static __attribute__((noreturn)) void init_start(struct pv_boot_params *bp)
 			envp[i - bp->argc] = s;
 		s += strlen(s) + 1;
 	}
-	if (cpio_parse(P2V(bp->initrd_phys), bp->initrd_size, find_cb, &fa))
-		panic("malformed initramfs");
-	if (!fa.ok)
-		panic("%s not in the initramfs", bp->init_path);
-
-	t = task_alloc();
-	if (!t)
-		panic("out of memory for the first task");
-	t->mm = mm_create();
-	if (!t->mm)
-		panic("out of memory for the first address space");
-	t->pid = t->tid = 1;
-	ksnprintf(t->comm, sizeof(t->comm), "%s", argv[0]);
-	err = exec_load(t->mm, &fa.found, bp->argc, argv, bp->envc, envp,
-			&res);
+	p = proc_alloc();
+	if (!p || !(p->mm = mm_create()) || !(p->fdt = fdt_first()))
+		panic("out of memory for the first process");
+	p->pid = pid_alloc();
+	p->pgid = p->pid;
+	p->nthreads = 1;
+	p->cwd[0] = '/';
+	ksnprintf(p->comm, sizeof(p->comm), "%s", argv[0]);
+	err = exec_lookup(bp->init_path, p->cwd, &f);
+	if (!err)
+		err = exec_load(p->mm, &f, bp->argc, argv, bp->envc, envp, &res);
 	if (err) {
 		/* The VMM checked the ELF already; this is out of memory. */
 		kprintf("cannot start %s: error %d", bp->init_path, -err);
-		task_exit_group(err == -ENOEXEC ? 126 : 127);
+		for (;;)
+			hcall(PV_HC_EXIT, err == -ENOEXEC ? 126 : 127, 0, 0);
 	}
-	tf = t->tf;
-	memset(tf, 0, sizeof(*tf));
-	tf->rip = res.entry;
-	tf->rsp = res.sp;
-	tf->cs = PV_SEL_UCODE;
-	tf->ss = PV_SEL_UDATA;
-	tf->rflags = 0x202;
-	t->cpu = &cpus[0];
-	cpus[0].current = t;
-	cpus[0].tss.rsp0 = (u64)t + KSTACK_SIZE;
-	mm_activate(t->mm);
-	user_enter(tf);
+	t = task_create_first(p);
+	if (!t)
+		panic("out of memory for the first task");
+	memset(t->tf, 0, sizeof(*t->tf));
+	t->tf->rip = res.entry;
+	t->tf->rsp = res.sp;
+	t->tf->cs = PV_SEL_UCODE;
+	t->tf->ss = PV_SEL_UDATA;
+	t->tf->rflags = 0x202;
+	sched_enqueue(t);
+}
+
+/* The boot stack of each CPU is its idle task. */
+static void cpu_start(int id)
+{
+	struct task *idle = current_task();
+
+	memset(idle, 0, sizeof(*idle));
+	idle->cpu = &cpus[id];
+	idle->state = TASK_RUNNING;
+	idle->tid = -1 - id;
+	cpus[id].idle_task = idle;
+	cpu_init(&cpus[id], id);
+	lapic_init();
 }
 
 void kmain(struct pv_boot_params *bp, u64 cpu_id)
 {
+	static volatile int bsp_ready;
+
 	if (cpu_id >= PV_MAX_CPUS)
 		for (;;)
 			__asm__ volatile("cli; hlt");
 	if (cpu_id != 0) {
-		/* Secondary CPUs idle until the scheduler uses them. */
-		cpu_init(&cpus[cpu_id], cpu_id);
-		for (;;)
-			__asm__ volatile("cli; hlt");
+		while (!bsp_ready)
+			__builtin_ia32_pause();
+		cpu_start(cpu_id);
+		bkl_lock();
+		sched_idle();
 	}
 	boot_params = bp;
 	if (bp->magic != PV_BOOT_MAGIC || bp->version != PV_BOOT_VERSION)
@@ -109,12 +105,15 @@ void kmain(struct pv_boot_params *bp, u64 cpu_id)
 		      bp->version);
 	kverbose = bp->flags & PV_BOOT_VERBOSE;
 	idt_init();
-	cpu_init(&cpus[0], 0);
+	cpu_start(0);
 	pmem_init(bp);
 	mm_init_kernel();
 	if (kverbose)
 		kprintf("perfvisor kernel: %lu MiB, %u cpus, tsc %lu kHz, "
 			"initramfs %lu KiB", bp->mem_size >> 20, bp->ncpus,
 			bp->tsc_khz, bp->initrd_size >> 10);
+	bkl_lock();
 	init_start(bp);
+	bsp_ready = 1;
+	sched_idle();
 }

@@ -461,3 +461,68 @@ void mm_put(struct mm *mm)
 	mm_free_tables(mm->pml4, 3);
 	kfree(mm);
 }
+
+/* Copy one present leaf (4 KiB or 2 MiB) into dst; borrowed pages shared. */
+static int mm_fork_leaf(struct mm *dst, u64 va, u64 e, bool huge)
+{
+	u64 size = huge ? PV_HUGE_SIZE : PAGE_SIZE;
+	u64 src = e & PTE_ADDR & ~(size - 1);
+	u64 flags = e & ~PTE_ADDR;
+	u64 pa;
+
+	if (e & PTE_BORROWED)
+		return mm_map_page(dst, va, src, flags);
+	pa = huge ? huge_alloc_zero() : page_alloc();
+	if (!pa)
+		return -ENOMEM;
+	hcall(PV_HC_COPY, pa, src, size);
+	if (huge)
+		return mm_map_huge(dst, va, pa, flags & ~PTE_PS);
+	return mm_map_page(dst, va, pa, flags);
+}
+
+static int mm_fork_range(struct mm *dst, struct mm *src, u64 start, u64 end)
+{
+	for (u64 va = start; va < end;) {
+		bool huge;
+		u64 *e = mm_walk(src, va, false, &huge);
+		int err;
+
+		if (!e) {
+			va = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
+			continue;
+		}
+		if (*e & PTE_P) {
+			err = mm_fork_leaf(dst, va, *e, huge);
+			if (err)
+				return err;
+		}
+		va = huge ? ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE
+			  : va + PAGE_SIZE;
+	}
+	return 0;
+}
+
+/* fork: a private copy of every mapped page (no copy-on-write). */
+struct mm *mm_fork(struct mm *src)
+{
+	struct mm *mm = mm_create();
+
+	if (!mm)
+		return NULL;
+	memcpy(mm->vma, src->vma, src->nvma * sizeof(struct vma));
+	mm->nvma = src->nvma;
+	mm->brk_start = src->brk_start;
+	mm->brk = src->brk;
+	for (int i = 0; i < src->nvma; i++) {
+		if (mm_fork_range(mm, src, src->vma[i].start, src->vma[i].end))
+			goto fail;
+	}
+	if (mm_fork_range(mm, src, src->brk_start,
+			  ALIGN_UP(src->brk, PV_HUGE_SIZE)))
+		goto fail;
+	return mm;
+fail:
+	mm_put(mm);
+	return NULL;
+}

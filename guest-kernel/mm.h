@@ -56,5 +56,6 @@ s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
 s64 mm_munmap(struct mm *mm, u64 addr, u64 len);
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot);
 u64 mm_brk(struct mm *mm, u64 newbrk);
+struct mm *mm_fork(struct mm *src);
 
 #endif

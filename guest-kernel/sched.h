@@ -26,6 +26,9 @@ struct waitq {
  * either way, as with any wait queue).
  */
 int sleep_on(struct waitq *wq);
+/* Same with a TSC deadline (0: none): -ETIMEDOUT when it passed. */
+int sleep_on_until(struct waitq *wq, u64 deadline_tsc);
+void task_wake(struct task *t);
 void wake_all(struct waitq *wq);
 bool signal_pending(struct task *t);
 

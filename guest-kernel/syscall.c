@@ -9,38 +9,9 @@
 
 typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 
-extern struct pv_boot_params *boot_params;
-
-#define NR_read			0
-#define NR_write		1
-#define NR_mmap			9
-#define NR_mprotect		10
-#define NR_munmap		11
-#define NR_brk			12
-#define NR_rt_sigaction		13
-#define NR_rt_sigprocmask	14
-#define NR_ioctl		16
-#define NR_readv		19
-#define NR_writev		20
-#define NR_sched_yield		24
-#define NR_madvise		28
-#define NR_getpid		39
-#define NR_exit			60
-#define NR_uname		63
-#define NR_getuid		102
-#define NR_getgid		104
-#define NR_geteuid		107
-#define NR_getegid		108
-#define NR_getppid		110
-#define NR_arch_prctl		158
-#define NR_gettid		186
-#define NR_set_tid_address	218
-#define NR_clock_gettime	228
-#define NR_exit_group		231
-#define NR_set_robust_list	273
-#define NR_prlimit64		302
-#define NR_getrandom		318
 #define NR_MAX			335
+
+#include "syscalls.h"
 
 #define MAP_FIXED		0x10
 #define MAP_ANONYMOUS		0x20
@@ -112,16 +83,11 @@ static s64 sys_readv(u64 fd, u64 iov, u64 cnt, u64 a3, u64 a4, u64 a5)
 	return sys_rwv(fd, iov, cnt, false);
 }
 
-static s64 sys_exit_group(u64 status, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
-{
-	(void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
-	task_exit_group(status & 0xff);
-}
 
 static s64 sys_brk(u64 brk, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	(void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
-	return mm_brk(current_task()->mm, brk);
+	return mm_brk(current_task()->proc->mm, brk);
 }
 
 static s64 sys_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
@@ -131,14 +97,14 @@ static s64 sys_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 		return -ENODEV;
 	if (prot & ~7ull)
 		return -EINVAL;
-	return mm_mmap_anon(current_task()->mm, addr, len, prot,
+	return mm_mmap_anon(current_task()->proc->mm, addr, len, prot,
 			    flags & MAP_FIXED);
 }
 
 static s64 sys_munmap(u64 addr, u64 len, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	(void)a2, (void)a3, (void)a4, (void)a5;
-	return mm_munmap(current_task()->mm, addr, len);
+	return mm_munmap(current_task()->proc->mm, addr, len);
 }
 
 static s64 sys_mprotect(u64 addr, u64 len, u64 prot, u64 a3, u64 a4, u64 a5)
@@ -146,7 +112,7 @@ static s64 sys_mprotect(u64 addr, u64 len, u64 prot, u64 a3, u64 a4, u64 a5)
 	(void)a3, (void)a4, (void)a5;
 	if (prot & ~7ull)
 		return -EINVAL;
-	return mm_mprotect(current_task()->mm, addr, len, prot);
+	return mm_mprotect(current_task()->proc->mm, addr, len, prot);
 }
 
 static s64 sys_zero(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
@@ -155,44 +121,7 @@ static s64 sys_zero(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	return 0;
 }
 
-static s64 sys_rt_sigaction(u64 sig, u64 act, u64 oact, u64 size, u64 a4,
-			    u64 a5)
-{
-	u8 zero[32] = { 0 };
 
-	(void)act, (void)a4, (void)a5;
-	if (sig == 0 || sig > 64 || size != 8)
-		return -EINVAL;
-	if (oact && (!user_range_ok(oact, sizeof(zero)) ||
-		     copy_to_user((void *)oact, zero, sizeof(zero))))
-		return -EFAULT;
-	return 0;
-}
-
-static s64 sys_rt_sigprocmask(u64 how, u64 set, u64 oset, u64 size, u64 a4,
-			      u64 a5)
-{
-	struct task *t = current_task();
-	u64 newset;
-
-	(void)a4, (void)a5;
-	if (size != 8)
-		return -EINVAL;
-	if (oset && (!user_range_ok(oset, 8) ||
-		     copy_to_user((void *)oset, &t->sigmask, 8)))
-		return -EFAULT;
-	if (!set)
-		return 0;
-	if (!user_range_ok(set, 8) || copy_from_user(&newset, (void *)set, 8))
-		return -EFAULT;
-	switch (how) {
-	case 0: t->sigmask |= newset; break;
-	case 1: t->sigmask &= ~newset; break;
-	case 2: t->sigmask = newset; break;
-	default: return -EINVAL;
-	}
-	return 0;
-}
 
 static s64 sys_ioctl(u64 fd, u64 req, u64 arg, u64 a3, u64 a4, u64 a5)
 {
@@ -213,7 +142,21 @@ static s64 sys_ioctl(u64 fd, u64 req, u64 arg, u64 a3, u64 a4, u64 a5)
 static s64 sys_getpid(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
-	return current_task()->pid;
+	return current_task()->proc->pid;
+}
+
+static s64 sys_getppid(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	struct proc *pp = current_task()->proc->parent;
+
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return pp ? pp->pid : 0;
+}
+
+static s64 sys_getpgrp(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return current_task()->proc->pgid;
 }
 
 static s64 sys_gettid(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
@@ -268,25 +211,6 @@ static s64 sys_uname(u64 buf, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	return 0;
 }
 
-/* TSC-based clocks: guest TSC == host TSC, constant rate (brief, sec. 5). */
-static s64 sys_clock_gettime(u64 clk, u64 ts, u64 a2, u64 a3, u64 a4, u64 a5)
-{
-	u64 lo, hi, tsc, ns, v[2];
-
-	(void)a2, (void)a3, (void)a4, (void)a5;
-	if (clk > 11)
-		return -EINVAL;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	tsc = hi << 32 | lo;
-	/* Split so nothing overflows 64 bits (no 128-bit division here). */
-	ns = tsc / boot_params->tsc_khz * 1000000 +
-	     tsc % boot_params->tsc_khz * 1000000 / boot_params->tsc_khz;
-	v[0] = ns / 1000000000;
-	v[1] = ns % 1000000000;
-	if (!user_range_ok(ts, 16) || copy_to_user((void *)ts, v, 16))
-		return -EFAULT;
-	return 0;
-}
 
 static s64 sys_getrandom(u64 buf, u64 len, u64 flags, u64 a3, u64 a4, u64 a5)
 {
@@ -325,35 +249,58 @@ static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
 }
 
 static const sys_fn sys_table[NR_MAX] = {
-	[NR_read] = sys_read,
-	[NR_write] = sys_write,
-	[NR_mmap] = sys_mmap,
-	[NR_mprotect] = sys_mprotect,
-	[NR_munmap] = sys_munmap,
-	[NR_brk] = sys_brk,
-	[NR_rt_sigaction] = sys_rt_sigaction,
-	[NR_rt_sigprocmask] = sys_rt_sigprocmask,
-	[NR_ioctl] = sys_ioctl,
-	[NR_readv] = sys_readv,
-	[NR_writev] = sys_writev,
-	[NR_sched_yield] = sys_zero,
-	[NR_madvise] = sys_zero,
-	[NR_getpid] = sys_getpid,
-	[NR_exit] = sys_exit_group,
-	[NR_uname] = sys_uname,
-	[NR_getuid] = sys_zero,
-	[NR_getgid] = sys_zero,
-	[NR_geteuid] = sys_zero,
-	[NR_getegid] = sys_zero,
-	[NR_getppid] = sys_zero,
-	[NR_arch_prctl] = sys_arch_prctl,
-	[NR_gettid] = sys_gettid,
-	[NR_set_tid_address] = sys_set_tid_address,
-	[NR_clock_gettime] = sys_clock_gettime,
-	[NR_exit_group] = sys_exit_group,
-	[NR_set_robust_list] = sys_zero,
-	[NR_prlimit64] = sys_prlimit64,
-	[NR_getrandom] = sys_getrandom,
+	[0] = sys_read,
+	[1] = sys_write,
+	[9] = sys_mmap,
+	[10] = sys_mprotect,
+	[11] = sys_munmap,
+	[12] = sys_brk,
+	[13] = sys_rt_sigaction,
+	[14] = sys_rt_sigprocmask,
+	[15] = sys_rt_sigreturn,
+	[16] = sys_ioctl,
+	[19] = sys_readv,
+	[20] = sys_writev,
+	[24] = sys_sched_yield,
+	[28] = sys_zero,		/* madvise: advice only */
+	[35] = sys_nanosleep,
+	[39] = sys_getpid,
+	[56] = sys_clone,
+	[57] = sys_fork,
+	[58] = sys_vfork,
+	[59] = sys_execve,
+	[60] = sys_exit,
+	[61] = sys_wait4,
+	[62] = sys_kill,
+	[63] = sys_uname,
+	[96] = sys_gettimeofday,
+	[102] = sys_zero,		/* getuid: everyone is root */
+	[104] = sys_zero,		/* getgid */
+	[107] = sys_zero,		/* geteuid */
+	[108] = sys_zero,		/* getegid */
+	[109] = sys_zero,		/* setpgid */
+	[110] = sys_getppid,
+	[111] = sys_getpgrp,
+	[112] = sys_getpid,		/* setsid: we are the session */
+	[121] = sys_getpgrp,		/* getpgid */
+	[131] = sys_sigaltstack,
+	[158] = sys_arch_prctl,
+	[186] = sys_gettid,
+	[200] = sys_tkill,
+	[201] = sys_time,
+	[202] = sys_futex,
+	[203] = sys_zero,		/* sched_setaffinity */
+	[204] = sys_sched_getaffinity,
+	[218] = sys_set_tid_address,
+	[228] = sys_clock_gettime,
+	[229] = sys_clock_getres,
+	[230] = sys_clock_nanosleep,
+	[231] = sys_exit_group,
+	[234] = sys_tgkill,
+	[273] = sys_zero,		/* set_robust_list */
+	[302] = sys_prlimit64,
+	[309] = sys_getcpu,
+	[318] = sys_getrandom,
 };
 
 /* User-settable RFLAGS bits: never IOPL, NT, VM, VIF/VIP. */
@@ -365,25 +312,26 @@ void syscall_dispatch(struct trapframe *tf)
 {
 	u64 nr = tf->rax;
 
+	bkl_lock();
 	tf->rflags = (tf->r11 & RFLAGS_USER) | RFLAGS_IF | 2;
 	if (likely(nr < NR_MAX && sys_table[nr])) {
 		tf->rax = sys_table[nr](tf->rdi, tf->rsi, tf->rdx, tf->r10,
 					tf->r8, tf->r9);
-		return;
+	} else {
+		if (kverbose)
+			kprintf("%s[%d]: unknown system call %lu",
+				current_task()->comm, current_task()->tid, nr);
+		tf->rax = -ENOSYS;
 	}
-	if (kverbose)
-		kprintf("%s[%d]: unknown system call %lu", current_task()->comm,
-			current_task()->tid, nr);
-	tf->rax = -ENOSYS;
+	return_to_user(tf);
 }
 
 /* int $0x80: the i386 ABI (number in eax, arguments in ebx, ecx, edx...). */
 void syscall_i386(struct trapframe *tf)
 {
 	static const u16 map[256] = {
-		[1] = NR_exit + 1, [3] = NR_read + 1, [4] = NR_write + 1,
-		[20] = NR_getpid + 1, [224] = NR_gettid + 1,
-		[252] = NR_exit_group + 1,
+		[1] = 60 + 1, [3] = 0 + 1, [4] = 1 + 1, [20] = 39 + 1,
+		[224] = 186 + 1, [252] = 231 + 1,
 	};
 	u32 nr = (u32)tf->rax;
 

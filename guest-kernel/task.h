@@ -4,20 +4,47 @@
 
 #include "kernel.h"
 #include "mm.h"
+#include "sched.h"
 
 #define KSTACK_SIZE	16384ull
-#define MAX_FDS		64
+#define NSIG		64
 
 struct fdtable;
+
+struct sigaction_k {
+	u64 handler;
+	u64 flags;
+	u64 restorer;
+	u64 mask;
+};
 
 /* What the threads of one process share. */
 struct proc {
 	int pid;
-	int refs;			/* threads */
+	int pgid;
+	int nthreads;			/* live threads */
 	struct mm *mm;
 	struct fdtable *fdt;		/* vfs.c */
-	char cwd[256];			/* absolute, no trailing '/' but "/" */
+	struct proc *parent;
+	struct proc *children;		/* list through sibling */
+	struct proc *sibling;
+	struct waitq child_wait;	/* wait4() sleeps here */
+	struct waitq vfork_wait;	/* a vfork parent sleeps here */
+	bool zombie;
+	bool exiting;
+	int exit_status;		/* wait4 encoding */
+	u64 sigpending;			/* process-directed signals */
+	struct sigaction_k sig[NSIG + 1];
+	u64 utime_tsc;			/* CPU time of exited threads */
+	char cwd[256];			/* absolute */
 	char comm[16];
+};
+
+enum task_state {
+	TASK_RUNNABLE,
+	TASK_RUNNING,
+	TASK_SLEEPING,
+	TASK_DEAD,
 };
 
 /*
@@ -26,15 +53,31 @@ struct proc {
  */
 struct task {
 	struct trapframe *tf;		/* user frame at the stack top */
-	struct cpu *cpu;
+	u64 ksp;			/* saved kernel rsp while switched out */
+	struct cpu *cpu;		/* where it runs or last ran */
 	struct mm *mm;
 	struct proc *proc;
 	int tid;
-	int pid;
+	int state;			/* enum task_state */
+	struct task *run_next;		/* run queue link */
+	struct task *wait_next;		/* wait queue link */
+	struct waitq *wq;		/* the queue it sleeps on */
+	u64 wake_tsc;			/* timed sleep deadline, 0 = none */
+	u64 futex_key;			/* user address it waits on */
+	struct mm *futex_mm;
 	u64 fs_base;
 	u64 clear_child_tid;
 	u64 sigmask;
+	u64 sigpending;			/* thread-directed signals */
+	u64 run_tsc;			/* CPU time used, for THREAD_CPUTIME */
+	u64 switched_in_tsc;
+	struct task *all_next;		/* every task, for tid lookup */
+	bool vfork_child;
+	u64 fault_addr;			/* cr2 of the last user fault */
+	int sig_code[NSIG];		/* siginfo si_code per signal */
+	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */
 	char comm[16];
+	u8 fxsave[512] __attribute__((aligned(16)));
 };
 
 struct tss {
@@ -50,7 +93,11 @@ struct tss {
 
 struct cpu {
 	int id;
-	struct task *current;
+	bool need_resched;
+	bool timer_on;
+	bool idle;
+	struct task *idle_task;
+	u64 ticks;
 	struct tss tss;
 	u64 gdt[8];
 	u64 tss_desc[2];		/* GDT slots 8-9: selector 0x40 */
@@ -64,12 +111,91 @@ static inline struct task *current_task(void)
 	return (struct task *)(sp & ~(KSTACK_SIZE - 1));
 }
 
-struct task *task_alloc(void);
+static inline u64 rdtsc(void)
+{
+	u32 lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (u64)hi << 32 | lo;
+}
+
+static inline void wrmsr(u32 msr, u64 v)
+{
+	__asm__ volatile("wrmsr" : : "c"(msr), "a"((u32)v), "d"((u32)(v >> 32)));
+}
+
+extern struct cpu cpus[PV_MAX_CPUS];
+extern struct pv_boot_params *boot_params;
+
+/* cpu.c */
 void cpu_init(struct cpu *c, int id);
 void idt_init(void);
+
+/* lapic.c */
+void lapic_init(void);
+void lapic_eoi(void);
+void lapic_timer_set(bool on);
+void lapic_ipi(int cpu, int vector);
+#define VEC_TIMER	0x20
+#define VEC_RESCHED	0x21
+#define VEC_PMI		0x22
+#define VEC_SPURIOUS	0xff
+
+/* sched.c */
+void bkl_lock(void);
+void bkl_unlock(void);
+struct task *task_alloc(void);
+void task_free(struct task *t);
+void task_register(struct task *t);
+struct task *task_find(int tid);
+struct task *task_find_proc_next(struct proc *p, struct task *prev);
+void sched_enqueue(struct task *t);
+void schedule(void);
+__attribute__((noreturn)) void sched_idle(void);
+void return_to_user(struct trapframe *tf);
+void sched_tick(void);
+u64 tsc_from_ns(u64 ns);
+u64 ns_from_tsc(u64 tsc);
 __attribute__((noreturn)) void user_enter(struct trapframe *tf);
-__attribute__((noreturn)) void task_exit_group(int status);
+
+/* proc.c */
+int pid_alloc(void);
+__attribute__((noreturn)) void task_exit(int code);
+__attribute__((noreturn)) void proc_exit_group(int status);
 __attribute__((noreturn)) void task_kill_signal(int sig);
+struct proc *proc_alloc(void);
+struct task *task_create_first(struct proc *p);
+void task_reap_dead(void);
+
+/* signal.c */
+#define SIGHUP	1
+#define SIGINT	2
+#define SIGQUIT	3
+#define SIGILL	4
+#define SIGTRAP	5
+#define SIGABRT	6
+#define SIGBUS	7
+#define SIGFPE	8
+#define SIGKILL	9
+#define SIGUSR1	10
+#define SIGSEGV	11
+#define SIGUSR2	12
+#define SIGPIPE	13
+#define SIGALRM	14
+#define SIGTERM	15
+#define SIGCHLD	17
+#define SIGCONT	18
+#define SIGSTOP	19
+#define SIGTSTP	20
+#define SIGURG	23
+#define SIGIO	29
+#define SIGWINCH 28
+void signal_send(struct task *t, int sig, bool to_thread);
+void signal_deliver(struct trapframe *tf);
+void signal_force(int sig);
+
+/* futex.c */
+void futex_wake_addr(struct mm *mm, u64 uaddr, int n);
 
 /* syscall.c */
 void syscall_dispatch(struct trapframe *tf);

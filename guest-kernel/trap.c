@@ -6,13 +6,9 @@
  * (design brief, section 5) and is decoded into an i386 system call.
  */
 #include "kernel.h"
+#include "pmu_guest.h"
 #include "task.h"
 
-#define SIGILL	4
-#define SIGTRAP	5
-#define SIGBUS	7
-#define SIGFPE	8
-#define SIGSEGV	11
 
 static const char *const vec_names[32] = {
 	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint",
@@ -64,6 +60,23 @@ static bool trap_is_int80(struct trapframe *tf)
 	return insn[0] == 0xcd && insn[1] == 0x80;
 }
 
+/* Device interrupts: no lock needed for these few flag updates. */
+static void trap_irq(struct trapframe *tf)
+{
+	if (tf->vector == VEC_SPURIOUS)
+		return;
+	lapic_eoi();
+	if (tf->vector == VEC_TIMER)
+		sched_tick();
+	else if (tf->vector == VEC_PMI)
+		pmu_pmi(tf);
+	/* VEC_RESCHED only wakes a halted CPU: the idle loop looks. */
+	if ((tf->cs & 3) == 3) {
+		bkl_lock();
+		return_to_user(tf);
+	}
+}
+
 void trap(struct trapframe *tf)
 {
 	extern char iret_insn[];
@@ -72,7 +85,7 @@ void trap(struct trapframe *tf)
 	int sig;
 
 	if (v >= 32) {
-		/* No device interrupts are enabled yet. */
+		trap_irq(tf);
 		return;
 	}
 	if ((tf->cs & 3) != 3) {
@@ -89,14 +102,25 @@ void trap(struct trapframe *tf)
 		      "rsp %lx", vec_names[v] ? vec_names[v] : "?", v, tf->rip,
 		      tf->error, read_cr2(), tf->rsp);
 	}
+	bkl_lock();
 	if (v == 6 && trap_is_int80(tf)) {
 		tf->rip += 2;
 		syscall_i386(tf);
+		return_to_user(tf);
+		return;
+	}
+	if (v == 1 && pmu_debug_trap(tf)) {
+		return_to_user(tf);
 		return;
 	}
 	sig = vec_signal[v] ? vec_signal[v] : SIGSEGV;
-	kprintf("%s[%d]: %s at rip %lx err %lx addr %lx: killed by signal %d",
-		t->comm, t->tid, vec_names[v] ? vec_names[v] : "?", tf->rip,
-		tf->error, v == 14 ? read_cr2() : 0, sig);
-	task_kill_signal(sig);
+	t->fault_addr = v == 14 ? read_cr2() : tf->rip;
+	t->sig_code[sig - 1] = v == 14 ? 1 : 0;	/* SEGV_MAPERR */
+	t->sig_value[sig - 1] = t->fault_addr;
+	if (t->proc->sig[sig].handler <= 1)
+		kprintf("%s[%d]: %s at rip %lx err %lx addr %lx: signal %d",
+			t->comm, t->tid, vec_names[v] ? vec_names[v] : "?",
+			tf->rip, tf->error, v == 14 ? t->fault_addr : 0, sig);
+	signal_force(sig);
+	return_to_user(tf);
 }

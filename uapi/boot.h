@@ -48,15 +48,17 @@ struct pv_boot_params {
 	uint32_t argc;			/* strings in args[]: argv then envp */
 	uint32_t envc;
 	uint32_t args_len;		/* bytes used in args[] */
+	uint64_t realtime_ns;		/* host CLOCK_REALTIME at boot ... */
+	uint64_t realtime_tsc;		/* ... and the TSC then (guest TSC = host's) */
 	struct pv_memmap_entry memmap[PV_MAX_MEMMAP];
 	char init_path[256];		/* program to run, e.g. "/bin/hello" */
 	char args[PV_BOOT_ARGS_SIZE];	/* NUL-terminated strings */
 };
 
 _Static_assert(sizeof(struct pv_memmap_entry) == 24, "memmap entry size");
-_Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 72,
+_Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 88,
 	       "boot params layout");
-_Static_assert(sizeof(struct pv_boot_params) == 72 + 24 * PV_MAX_MEMMAP + 256
+_Static_assert(sizeof(struct pv_boot_params) == 88 + 24 * PV_MAX_MEMMAP + 256
 	       + PV_BOOT_ARGS_SIZE, "boot params size");
 _Static_assert(sizeof(struct pv_boot_params) <= 8192, "boot params fit 2 pages");
 

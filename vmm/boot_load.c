@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
 
 #include "boot.h"
 #include "boot_load.h"
@@ -75,6 +78,17 @@ int boot_params_fill(struct pv_boot_params *bp, const struct vmm_config *cfg,
 	bp->initrd_size = lay->initrd_size;
 	bp->ncpus = cfg->ncpus;
 	bp->flags = cfg->verbose ? PV_BOOT_VERBOSE : 0;
+	for (int fd = 0; fd < 3; fd++)
+		if (isatty(fd))
+			bp->flags |= PV_BOOT_TTY(fd);
+	{
+		struct timespec ts;
+
+		/* Guest TSC = host TSC here, so one pair anchors the wall clock. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		bp->realtime_tsc = __rdtsc();
+		bp->realtime_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	}
 	if (free_start >= mem_size) {
 		snprintf(err, errlen, "guest memory too small for the kernel "
 			 "and initramfs (%llu MiB needed)",

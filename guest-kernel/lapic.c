@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Local APIC in x2APIC mode (MSRs: KVM's in-kernel LAPIC handles them
+ * without a trip to the VMM).  The timer ticks at 100 Hz only while some
+ * task waits for a CPU or sleeps with a deadline: each interrupt costs
+ * ~50 us here, so a lone thread runs tickless.
+ */
+#include "kernel.h"
+#include "task.h"
+
+#define MSR_APIC_BASE		0x1b
+#define X2APIC_EOI		0x80b
+#define X2APIC_SVR		0x80f
+#define X2APIC_ICR		0x830
+#define X2APIC_LVT_TIMER	0x832
+#define X2APIC_LVT_PMC		0x834
+#define X2APIC_TIMER_INIT	0x838
+#define X2APIC_TIMER_DIV	0x83e
+
+#define LVT_MASKED		(1u << 16)
+#define LVT_PERIODIC		(1u << 17)
+#define TICK_NS			10000000u	/* 100 Hz; KVM's APIC bus is 1 GHz */
+
+static inline u64 rdmsr(u32 msr)
+{
+	u32 lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return (u64)hi << 32 | lo;
+}
+
+void lapic_init(void)
+{
+	wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | (1u << 11) | (1u << 10));
+	wrmsr(X2APIC_SVR, 0x100 | VEC_SPURIOUS);
+	wrmsr(X2APIC_TIMER_DIV, 0xb);		/* divide by 1 */
+	wrmsr(X2APIC_LVT_TIMER, LVT_MASKED | LVT_PERIODIC | VEC_TIMER);
+	wrmsr(X2APIC_LVT_PMC, VEC_PMI);
+}
+
+void lapic_eoi(void)
+{
+	wrmsr(X2APIC_EOI, 0);
+}
+
+void lapic_timer_set(bool on)
+{
+	struct cpu *c = current_task()->cpu;
+
+	if (c->timer_on == on)
+		return;
+	c->timer_on = on;
+	if (on) {
+		wrmsr(X2APIC_LVT_TIMER, LVT_PERIODIC | VEC_TIMER);
+		wrmsr(X2APIC_TIMER_INIT, TICK_NS);
+	} else {
+		wrmsr(X2APIC_TIMER_INIT, 0);
+	}
+}
+
+void lapic_ipi(int cpu, int vector)
+{
+	wrmsr(X2APIC_ICR, (u64)cpu << 32 | (u32)vector);
+}

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Scheduler: one global FIFO run queue under the big kernel lock, per-CPU
+ * idle tasks that `hlt`, 100 Hz preemption only while a task waits for a
+ * CPU.  The switch points are explicit and few (sched_switch): per-thread
+ * counter accounting hooks in exactly there.
+ */
+#include "kernel.h"
+#include "pmu_guest.h"
+#include "sync.h"
+#include "task.h"
+
+static struct spinlock bkl;
+static struct task *runq_head, *runq_tail;
+static struct task *timed_head;		/* sleepers with a deadline */
+static struct task *all_tasks;
+static struct task *kstack_free;
+static u64 idle_mask;
+static u64 kstack_next, kstack_end;
+
+void bkl_lock(void)
+{
+	spin_lock(&bkl);
+}
+
+void bkl_unlock(void)
+{
+	spin_unlock(&bkl);
+}
+
+/* Kernel stacks are carved from 2 MiB pages: 16 KiB-aligned for free. */
+struct task *task_alloc(void)
+{
+	struct task *t = kstack_free;
+	u64 pa;
+
+	if (t) {
+		kstack_free = t->run_next;
+	} else {
+		if (kstack_next == kstack_end) {
+			pa = huge_alloc_zero();
+			if (!pa)
+				return NULL;
+			kstack_next = pa;
+			kstack_end = pa + PV_HUGE_SIZE;
+		}
+		t = P2V(kstack_next);
+		kstack_next += KSTACK_SIZE;
+	}
+	memset(t, 0, sizeof(*t));
+	t->tf = (struct trapframe *)((u8 *)t + KSTACK_SIZE) - 1;
+	return t;
+}
+
+/* Only for tasks that never ran or are dead and off every CPU. */
+void task_free(struct task *t)
+{
+	struct task **pp;
+
+	for (pp = &all_tasks; *pp; pp = &(*pp)->all_next) {
+		if (*pp == t) {
+			*pp = t->all_next;
+			break;
+		}
+	}
+	t->run_next = kstack_free;
+	kstack_free = t;
+}
+
+void task_register(struct task *t)
+{
+	t->all_next = all_tasks;
+	all_tasks = t;
+}
+
+/* Iterate the live threads of p: pass NULL first, then the last result. */
+struct task *task_find_proc_next(struct proc *p, struct task *prev)
+{
+	struct task *t = prev ? prev->all_next : all_tasks;
+
+	for (; t; t = t->all_next)
+		if (t->proc == p && t->state != TASK_DEAD)
+			return t;
+	return NULL;
+}
+
+struct task *task_find(int tid)
+{
+	for (struct task *t = all_tasks; t; t = t->all_next)
+		if (t->tid == tid && t->state != TASK_DEAD)
+			return t;
+	return NULL;
+}
+
+void sched_enqueue(struct task *t)
+{
+	t->state = TASK_RUNNABLE;
+	t->run_next = NULL;
+	if (runq_tail)
+		runq_tail->run_next = t;
+	else
+		runq_head = t;
+	runq_tail = t;
+	/* An idle CPU takes it now rather than at its next tick. */
+	if (idle_mask) {
+		int cpu = __builtin_ctzll(idle_mask);
+
+		idle_mask &= ~(1ull << cpu);
+		lapic_ipi(cpu, VEC_RESCHED);
+	}
+}
+
+static struct task *runq_pop(void)
+{
+	struct task *t = runq_head;
+
+	if (t) {
+		runq_head = t->run_next;
+		if (!runq_head)
+			runq_tail = NULL;
+	}
+	return t;
+}
+
+/* Saves callee-saved registers and rsp in *save, resumes at new_ksp. */
+void switch_stacks(u64 *save, u64 new_ksp);
+
+static inline void fxsave(u8 *area)
+{
+	__asm__ volatile("fxsaveq %0" : "=m"(*(u8 (*)[512])area));
+}
+
+static inline void fxrstor(const u8 *area)
+{
+	__asm__ volatile("fxrstorq %0" : : "m"(*(const u8 (*)[512])area));
+}
+
+/*
+ * The one place a CPU changes threads: counters, FPU, address space, TLS
+ * base and kernel stack follow the thread here.
+ */
+static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
+{
+	u64 now = rdtsc();
+
+	prev->run_tsc += now - prev->switched_in_tsc;
+	next->switched_in_tsc = now;
+	if (prev->mm) {
+		pmu_switch_out(prev);
+		fxsave(prev->fxsave);
+	}
+	next->state = TASK_RUNNING;
+	next->cpu = c;
+	if (next->mm) {
+		if (next->mm != prev->mm)
+			mm_activate(next->mm);
+		fxrstor(next->fxsave);
+		if (next->fs_base != prev->fs_base || !prev->mm)
+			wrmsr(0xc0000100, next->fs_base);
+		pmu_switch_in(next);
+	}
+	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
+	switch_stacks(&prev->ksp, next->ksp);
+	/* Back on this task's stack: no CPU runs on a dead task now. */
+	task_reap_dead();
+}
+
+/* BKL held.  Runs the next runnable task; prev keeps running if none. */
+void schedule(void)
+{
+	struct task *prev = current_task(), *next;
+	struct cpu *c = prev->cpu;
+
+	c->need_resched = false;
+	next = runq_pop();
+	if (!next) {
+		if (prev->state == TASK_RUNNING)
+			return;
+		next = c->idle_task;
+	} else if (prev->state == TASK_RUNNING && prev != c->idle_task) {
+		sched_enqueue(prev);
+	}
+	if (next == prev) {
+		prev->state = TASK_RUNNING;
+		return;
+	}
+	sched_switch(prev, next, c);
+}
+
+static void waitq_remove(struct task *t)
+{
+	struct task **pp;
+
+	if (!t->wq)
+		return;
+	for (pp = &t->wq->head; *pp; pp = &(*pp)->wait_next) {
+		if (*pp == t) {
+			*pp = t->wait_next;
+			break;
+		}
+	}
+	t->wq = NULL;
+}
+
+static void timed_remove(struct task *t)
+{
+	struct task **pp;
+
+	if (!t->wake_tsc)
+		return;
+	for (pp = &timed_head; *pp; pp = &(*pp)->run_next) {
+		if (*pp == t) {
+			*pp = t->run_next;
+			break;
+		}
+	}
+	t->wake_tsc = 0;
+}
+
+/* Make a sleeping task runnable (woken, timed out, or signalled). */
+void task_wake(struct task *t)
+{
+	if (t->state != TASK_SLEEPING)
+		return;
+	waitq_remove(t);
+	timed_remove(t);
+	sched_enqueue(t);
+}
+
+int sleep_on_until(struct waitq *wq, u64 deadline_tsc)
+{
+	struct task *t = current_task();
+
+	if (signal_pending(t))
+		return -EINTR;
+	t->state = TASK_SLEEPING;
+	if (wq) {
+		t->wq = wq;
+		t->wait_next = wq->head;
+		wq->head = t;
+	}
+	if (deadline_tsc) {
+		t->wake_tsc = deadline_tsc;
+		t->run_next = timed_head;
+		timed_head = t;
+	}
+	schedule();
+	if (signal_pending(t))
+		return -EINTR;
+	if (deadline_tsc && rdtsc() >= deadline_tsc)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+int sleep_on(struct waitq *wq)
+{
+	return sleep_on_until(wq, 0);
+}
+
+void wake_all(struct waitq *wq)
+{
+	while (wq->head)
+		task_wake(wq->head);
+}
+
+bool signal_pending(struct task *t)
+{
+	return (t->sigpending | t->proc->sigpending) & ~t->sigmask;
+}
+
+/* Wake the timed sleepers whose deadline passed (after a tick). */
+static void timers_check(void)
+{
+	u64 now = rdtsc();
+	struct task *t = timed_head, *next;
+
+	for (; t; t = next) {
+		next = t->run_next;
+		if (t->wake_tsc <= now)
+			task_wake(t);
+	}
+}
+
+/* Timer interrupt: no lock held here (it may come from the idle hlt). */
+void sched_tick(void)
+{
+	struct cpu *c = current_task()->cpu;
+
+	c->ticks++;
+	c->need_resched = true;
+}
+
+static void sched_work(struct cpu *c)
+{
+	if (timed_head)
+		timers_check();
+	if (c->need_resched)
+		schedule();
+	/* Tickless unless a task waits for a CPU or a deadline. */
+	lapic_timer_set(runq_head || timed_head);
+}
+
+/*
+ * Last stop before user mode (BKL held): preemption, signals, then the
+ * lock goes.  Every path back to user mode comes through here.
+ */
+void return_to_user(struct trapframe *tf)
+{
+	struct task *t = current_task();
+
+	for (;;) {
+		sched_work(t->cpu);
+		if (!signal_pending(t))
+			break;
+		signal_deliver(tf);
+	}
+	bkl_unlock();
+}
+
+/* Each CPU's idle task: holds the BKL except while halted. */
+void sched_idle(void)
+{
+	struct task *self = current_task();
+	struct cpu *c = self->cpu;
+
+	for (;;) {
+		if (timed_head)
+			timers_check();
+		if (runq_head) {
+			c->need_resched = true;
+			schedule();
+			continue;
+		}
+		lapic_timer_set(timed_head != NULL);
+		idle_mask |= 1ull << c->id;
+		bkl_unlock();
+		/* sti's shadow covers hlt: a wakeup IPI cannot slip between. */
+		__asm__ volatile("sti; hlt; cli" ::: "memory");
+		bkl_lock();
+		idle_mask &= ~(1ull << c->id);
+	}
+}
+
+u64 ns_from_tsc(u64 tsc)
+{
+	u64 khz = boot_params->tsc_khz;
+
+	return tsc / khz * 1000000 + tsc % khz * 1000000 / khz;
+}
+
+u64 tsc_from_ns(u64 ns)
+{
+	u64 khz = boot_params->tsc_khz;
+
+	return ns / 1000000 * khz + ns % 1000000 * khz / 1000000;
+}

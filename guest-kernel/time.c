@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Time: every clock comes from the TSC (guest TSC = host TSC, constant
+ * rate; design brief section 5), the wall clock anchored by the VMM.
+ */
+#include "kernel.h"
+#include "task.h"
+
+#define CLOCK_REALTIME			0
+#define CLOCK_MONOTONIC			1
+#define CLOCK_PROCESS_CPUTIME_ID	2
+#define CLOCK_THREAD_CPUTIME_ID		3
+#define CLOCK_MONOTONIC_RAW		4
+#define CLOCK_REALTIME_COARSE		5
+#define CLOCK_MONOTONIC_COARSE		6
+#define CLOCK_BOOTTIME			7
+#define TIMER_ABSTIME			1
+
+static u64 clock_ns(u64 clk)
+{
+	struct task *t = current_task();
+	u64 now = rdtsc();
+
+	switch (clk) {
+	case CLOCK_REALTIME:
+	case CLOCK_REALTIME_COARSE:
+		return boot_params->realtime_ns +
+		       ns_from_tsc(now - boot_params->realtime_tsc);
+	case CLOCK_PROCESS_CPUTIME_ID: {
+		u64 sum = t->proc->utime_tsc;
+
+		for (struct task *o = task_find_proc_next(t->proc, NULL); o;
+		     o = task_find_proc_next(t->proc, o))
+			sum += o == t ? 0 : o->run_tsc;
+		return ns_from_tsc(sum + t->run_tsc + now - t->switched_in_tsc);
+	}
+	case CLOCK_THREAD_CPUTIME_ID:
+		return ns_from_tsc(t->run_tsc + now - t->switched_in_tsc);
+	default:
+		return ns_from_tsc(now);
+	}
+}
+
+s64 sys_clock_gettime(u64 clk, u64 uts, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	u64 ns, ts[2];
+
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	if (clk > 11)
+		return -EINVAL;
+	ns = clock_ns(clk);
+	ts[0] = ns / 1000000000;
+	ts[1] = ns % 1000000000;
+	if (!user_range_ok(uts, 16) || copy_to_user((void *)uts, ts, 16))
+		return -EFAULT;
+	return 0;
+}
+
+s64 sys_clock_getres(u64 clk, u64 uts, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	u64 ts[2] = { 0, 1 };
+
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	if (clk > 11)
+		return -EINVAL;
+	if (uts && (!user_range_ok(uts, 16) || copy_to_user((void *)uts, ts, 16)))
+		return -EFAULT;
+	return 0;
+}
+
+s64 sys_gettimeofday(u64 utv, u64 utz, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	u64 ns = clock_ns(CLOCK_REALTIME), tv[2];
+
+	(void)utz, (void)a2, (void)a3, (void)a4, (void)a5;
+	tv[0] = ns / 1000000000;
+	tv[1] = ns % 1000000000 / 1000;
+	if (utv && (!user_range_ok(utv, 16) || copy_to_user((void *)utv, tv, 16)))
+		return -EFAULT;
+	return 0;
+}
+
+s64 sys_time(u64 ut, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	u64 sec = clock_ns(CLOCK_REALTIME) / 1000000000;
+
+	(void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	if (ut && (!user_range_ok(ut, 8) || copy_to_user((void *)ut, &sec, 8)))
+		return -EFAULT;
+	return sec;
+}
+
+static s64 sleep_until_ns(u64 clk, u64 target_ns)
+{
+	u64 now = clock_ns(clk), deadline;
+	s64 r;
+
+	if (target_ns <= now)
+		return 0;
+	deadline = rdtsc() + tsc_from_ns(target_ns - now);
+	r = sleep_on_until(NULL, deadline);
+	return r == -ETIMEDOUT ? 0 : r;
+}
+
+s64 sys_clock_nanosleep(u64 clk, u64 flags, u64 ureq, u64 urem, u64 a4,
+			u64 a5)
+{
+	s64 ts[2];
+	u64 ns;
+
+	(void)urem, (void)a4, (void)a5;
+	if (clk > 11 || clk == CLOCK_THREAD_CPUTIME_ID)
+		return -EINVAL;
+	if (!user_range_ok(ureq, 16) || copy_from_user(ts, (void *)ureq, 16))
+		return -EFAULT;
+	if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
+		return -EINVAL;
+	ns = (u64)ts[0] * 1000000000ull + ts[1];
+	if (!(flags & TIMER_ABSTIME))
+		ns += clock_ns(clk);
+	return sleep_until_ns(clk, ns);
+}
+
+s64 sys_nanosleep(u64 ureq, u64 urem, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	return sys_clock_nanosleep(CLOCK_MONOTONIC, 0, ureq, urem, 0, 0);
+}
+
+s64 sys_getcpu(u64 ucpu, u64 unode, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	u32 cpu = current_task()->cpu->id, node = 0;
+
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	if (ucpu && (!user_range_ok(ucpu, 4) || copy_to_user((void *)ucpu, &cpu, 4)))
+		return -EFAULT;
+	if (unode && (!user_range_ok(unode, 4) ||
+		      copy_to_user((void *)unode, &node, 4)))
+		return -EFAULT;
+	return 0;
+}
+
+s64 sys_sched_getaffinity(u64 pid, u64 len, u64 umask, u64 a3, u64 a4, u64 a5)
+{
+	u64 mask = boot_params->ncpus >= 64 ? ~0ull
+					    : (1ull << boot_params->ncpus) - 1;
+
+	(void)pid, (void)a3, (void)a4, (void)a5;
+	if (len < 8 || (len & 7))
+		return -EINVAL;
+	if (!user_range_ok(umask, 8) || copy_to_user((void *)umask, &mask, 8))
+		return -EFAULT;
+	return 8;
+}
+
+s64 sys_sched_yield(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	current_task()->cpu->need_resched = true;
+	return 0;
+}
