@@ -74,6 +74,17 @@ bool pmu_vcpu_timer_deadline(struct pmu_vcpu *v, uint64_t *tsc)
 	return s->ops->timer_deadline && s->ops->timer_deadline(s, v, tsc);
 }
 
+/* Status bits that belong to counters which interrupt. */
+static bool interrupting_status(const struct pmu_vcpu *v)
+{
+	for (unsigned int i = 0; i < PMU_NR; i++) {
+		if ((v->global_status & pmu_status_bit(i)) &&
+		    pmu_counter_interrupts(v, i))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Save the counters `t` enabled into t->ctr[].saved, and move their
  * overflow status into t->pending_status: a PMI that is still to come
@@ -96,6 +107,9 @@ void pmu_thread_save(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t,
 			v->global_status &= ~bit;
 		}
 	}
+	/* A PMI still to come for the moved bits is not the next thread's. */
+	if (v->pmi_pending && !interrupting_status(v))
+		v->pmi_pending = false;
 }
 
 /*

@@ -272,7 +272,13 @@ struct pv_vpmu_vcpu_page {
 	uint64_t tsc_khz;	/* VMM: rate of PV_VPMU_READ_TSC counters */
 	uint64_t global_ctrl;	/* VMM: mirror of IA32_PERF_GLOBAL_CTRL */
 	uint64_t global_status;	/* VMM: mirror of IA32_PERF_GLOBAL_STATUS */
-	uint64_t resumes;	/* VMM: vCPU resumes so far (diagnostic) */
+	/*
+	 * VMM: config_id of the thread page whose configuration is loaded
+	 * (PV_HC_PMU_SWITCH), 0 after the kernel programmed the MSRs
+	 * directly.  The kernel switches with no exit when the incoming
+	 * thread's config_id equals it (offset policy).
+	 */
+	uint64_t config_id;
 	struct pv_vpmu_counter ctr[PV_VPMU_CTR_SLOTS];
 	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 64 - 32 * PV_VPMU_CTR_SLOTS];
 	struct pv_vpmu_step step;
@@ -324,17 +330,18 @@ struct pv_vpmu_thread_page {
 	uint32_t flags;		/* kernel: PV_VPMU_THREAD_* */
 	uint32_t nr_map;	/* kernel: entries used in map[] */
 	/*
-	 * kernel, when the configuration changes: two threads with equal
-	 * config_id have equal evtsel/fixed_ctrl/global_ctrl, so the offset
-	 * policy switches between them with no exit at all.
+	 * kernel, when the configuration changes: nonzero, and two threads
+	 * with equal config_id have equal evtsel/fixed_ctrl/global_ctrl, so
+	 * the offset policy switches between them with no exit at all.
 	 */
 	uint64_t config_id;
 	/* kernel: the configuration, as IA32 MSR values */
 	uint64_t evtsel[PV_VPMU_NR_GP];
 	uint64_t fixed_ctrl;
 	uint64_t global_ctrl;
-	/* kernel: i-mode overflow status that arrived while this thread was
-	 * not running, delivered when it next resumes */
+	/* VMM, in PV_HC_PMU_SWITCH: i-mode overflow status of this thread's
+	 * counters that was still undelivered when it was suspended; raised
+	 * again (GLOBAL_STATUS and a PMI) when it resumes */
 	uint64_t pending_status;
 	uint64_t reserved0[4];
 	/* kernel: the counter index (0..6) of the thread's n-th event */
