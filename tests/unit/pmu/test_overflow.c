@@ -115,8 +115,11 @@ static void test_lvtpc_masked_until_unmasked(void **state)
 	assert_false(pmu_vcpu_enter(f->v));
 	assert_false(pmu_vcpu_take_pmi(f->v));
 	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_STATUS), 1);
-	/* Unmasked: the next overflow interrupts again. */
+	/* Unmasked: the PMI of the masked overflow was lost, as on
+	 * hardware, and the next overflow interrupts again. */
 	pmu_vcpu_lvtpc_unmasked(f->v);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_false(pmu_vcpu_enter(f->v));
 	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-5);
 	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 15);
 	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
