@@ -63,7 +63,8 @@ int pmu_create(const struct pmu_config *cfg, struct pmu **out,
 	}
 
 	ret = -EINVAL;
-	pmu->policy = pmu_policy_lookup(cfg->policy ? cfg->policy : "offset");
+	pmu->policy = cfg->policy_ops ? cfg->policy_ops :
+		pmu_policy_lookup(cfg->policy ? cfg->policy : "offset");
 	if (!pmu->policy) {
 		*err = "unknown policy";
 		goto fail;

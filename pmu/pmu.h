@@ -66,6 +66,11 @@ struct pmu_config {
 	unsigned int nr_vcpus;
 	uint64_t tsc_khz;	/* KVM_GET_TSC_KHZ: steal ns -> cycles */
 	const struct pmu_clock *clock;	/* NULL: the real clocks */
+	/*
+	 * Use this policy instead of looking .policy up in the table: for
+	 * prototyping a policy out of tree, and for tests.
+	 */
+	const struct pmu_policy_ops *policy_ops;
 };
 
 /*

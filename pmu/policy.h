@@ -148,6 +148,19 @@ unsigned int pmu_guest_thread_switch(struct pmu_vcpu *v,
 				     struct pv_vpmu_thread_page *in,
 				     uint64_t tsc);
 
+/*
+ * The offset policy's thread hooks, for policies that differ from it only
+ * at the vCPU switch points (docs/policies.md has an example).
+ */
+int pmu_offset_thread_out(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
+int pmu_offset_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
+unsigned int pmu_offset_switch_exits(const struct pv_vpmu_vcpu_page *vp,
+				     const struct pv_vpmu_thread_page *out,
+				     const struct pv_vpmu_thread_page *in);
+void pmu_offset_guest_switch(const struct pv_vpmu_vcpu_page *vp,
+			     struct pv_vpmu_thread_page *out,
+			     struct pv_vpmu_thread_page *in, uint64_t tsc);
+
 extern const struct pmu_policy_ops pmu_policy_offset;
 extern const struct pmu_policy_ops pmu_policy_saverestore;
 extern const struct pmu_policy_ops pmu_policy_raw;

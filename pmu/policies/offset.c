@@ -28,8 +28,7 @@ static bool counts_offset(const struct pv_vpmu_thread_page *t,
 		!pmu_thread_counter_interrupts(t, i);
 }
 
-static int offset_thread_out(struct pmu_vcpu *v,
-			     struct pv_vpmu_thread_page *t)
+int pmu_offset_thread_out(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 {
 	for (unsigned int i = 0; i < PMU_NR; i++) {
 		if (counts_offset(t, i))
@@ -40,7 +39,7 @@ static int offset_thread_out(struct pmu_vcpu *v,
 	return 0;
 }
 
-static int offset_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
+int pmu_offset_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 {
 	int ret;
 
@@ -71,9 +70,9 @@ static bool has_imode(const struct pv_vpmu_thread_page *t)
 	return false;
 }
 
-static unsigned int offset_switch_exits(const struct pv_vpmu_vcpu_page *vp,
-					const struct pv_vpmu_thread_page *out,
-					const struct pv_vpmu_thread_page *in)
+unsigned int pmu_offset_switch_exits(const struct pv_vpmu_vcpu_page *vp,
+				     const struct pv_vpmu_thread_page *out,
+				     const struct pv_vpmu_thread_page *in)
 {
 	if (has_imode(out) || has_imode(in))
 		return 1;
@@ -83,9 +82,9 @@ static unsigned int offset_switch_exits(const struct pv_vpmu_vcpu_page *vp,
 }
 
 /* What the guest kernel does at a switch without exit. */
-static void offset_guest_switch(const struct pv_vpmu_vcpu_page *vp,
-				struct pv_vpmu_thread_page *out,
-				struct pv_vpmu_thread_page *in, uint64_t tsc)
+void pmu_offset_guest_switch(const struct pv_vpmu_vcpu_page *vp,
+			     struct pv_vpmu_thread_page *out,
+			     struct pv_vpmu_thread_page *in, uint64_t tsc)
 {
 	for (unsigned int i = 0; i < PMU_NR; i++) {
 		uint64_t phys_star = pmu_guest_phys_star(vp, i, tsc);
@@ -104,8 +103,8 @@ const struct pmu_policy_ops pmu_policy_offset = {
 	.summary = "a-mode: per-thread offsets, no exit between equal configs",
 	.vcpu_deschedule = offset_deschedule,
 	.vcpu_resume = offset_resume,
-	.thread_out = offset_thread_out,
-	.thread_in = offset_thread_in,
-	.switch_exits = offset_switch_exits,
-	.guest_switch = offset_guest_switch,
+	.thread_out = pmu_offset_thread_out,
+	.thread_in = pmu_offset_thread_in,
+	.switch_exits = pmu_offset_switch_exits,
+	.guest_switch = pmu_offset_guest_switch,
 };
