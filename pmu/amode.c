@@ -28,9 +28,14 @@ void pmu_counter_fold(struct pmu_vcpu *v, unsigned int idx)
 		return;
 	phys = pmu_counter_phys(v, idx);
 	delta = phys - c->start;
-	c->start = phys;
-	if (!delta)
+	/*
+	 * A source that steps back (TSCs of two host CPUs a few cycles
+	 * apart) must not look like 2^64 events: keep the old start until
+	 * Phys passes it again.
+	 */
+	if ((int64_t)delta <= 0)
 		return;
+	c->start = phys;
 	c->run_events += delta;
 	raw = c->sum + delta;
 	c->sum = raw & PV_VPMU_MASK;
@@ -83,10 +88,14 @@ void pmu_vcpu_unpause(struct pmu_vcpu *v)
 uint64_t pmu_vcpu_counter(struct pmu_vcpu *v, unsigned int idx)
 {
 	const struct pmu_counter *c = &v->ctr[idx];
+	uint64_t delta;
 
 	if (!c->running)
 		return c->sum;
-	return (c->sum + pmu_counter_phys(v, idx) - c->start) & PV_VPMU_MASK;
+	delta = pmu_counter_phys(v, idx) - c->start;
+	if ((int64_t)delta < 0)
+		delta = 0;	/* Phys stepped back: see pmu_counter_fold() */
+	return (c->sum + delta) & PV_VPMU_MASK;
 }
 
 void pmu_counter_set(struct pmu_vcpu *v, unsigned int idx, uint64_t value)

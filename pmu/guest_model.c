@@ -90,8 +90,12 @@ unsigned int pmu_guest_thread_switch(struct pmu_vcpu *v,
 				     struct pv_vpmu_thread_page *in,
 				     uint64_t tsc)
 {
-	unsigned int exits = pol->switch_exits(v->page, out, in);
+	unsigned int exits;
 
+	/* Without its page the guest cannot do anything by itself. */
+	if (!v->page)
+		return 1;
+	exits = pol->switch_exits(v->page, out, in);
 	if (exits)
 		return exits;
 	v->stats.guest_switches++;

@@ -311,7 +311,8 @@ struct pv_vpmu_thread_counter {
 	 * return so the hypercall's own cost is not counted). */
 	uint64_t start;
 	/* i-mode: the counter value saved at suspend, restored at resume
-	 * (VMM, in PV_HC_PMU_SWITCH). */
+	 * (VMM, in PV_HC_PMU_SWITCH).  The kernel presets it (e.g. to
+	 * 2^48 - period) before the thread's first switch-in. */
 	uint64_t saved;
 	uint64_t reserved;
 };
