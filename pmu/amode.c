@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/*
+ * a-mode bookkeeping per vCPU counter (Nikolaev & Back, VEE 2011, sec. 4):
+ *
+ *	Phys*(t) = Sum_vcpu + (Phys(t) - Start_vcpu)	while running
+ *	Phys*(t) = Sum_vcpu				while stopped
+ *
+ * Sum_vcpu also absorbs guest writes to the counter, so Phys* is exactly
+ * the value of the virtual counter.  Folding (Sum += Phys - Start, Start =
+ * Phys) is where a counter crossing 2^48 is noticed, so it is done at
+ * every exit; the result is published to the per-vCPU page at every entry.
+ */
+#include "internal.h"
+
+uint64_t pmu_counter_phys(struct pmu_vcpu *v, unsigned int idx)
+{
+	const struct pmu_counter *c = &v->ctr[idx];
+
+	return c->src->ops->read(c->src, v, c->event, c->mode);
+}
+
+void pmu_counter_fold(struct pmu_vcpu *v, unsigned int idx)
+{
+	struct pmu_counter *c = &v->ctr[idx];
+	uint64_t phys, delta, raw;
+
+	if (!c->running)
+		return;
+	phys = pmu_counter_phys(v, idx);
+	delta = phys - c->start;
+	/*
+	 * A source that steps back (TSCs of two host CPUs a few cycles
+	 * apart) must not look like 2^64 events: keep the old start until
+	 * Phys passes it again.
+	 */
+	if ((int64_t)delta <= 0)
+		return;
+	c->start = phys;
+	c->run_events += delta;
+	raw = c->sum + delta;
+	c->sum = raw & PV_VPMU_MASK;
+	/* sum < 2^48 and delta < 2^64 - 2^48 in practice: no 64-bit carry. */
+	if (raw >> PV_VPMU_WIDTH)
+		pmu_counter_overflowed(v, idx, raw >> PV_VPMU_WIDTH);
+}
+
+/* Start or stop accounting to match the enable bits and the pause state. */
+void pmu_counter_update(struct pmu_vcpu *v, unsigned int idx)
+{
+	struct pmu_counter *c = &v->ctr[idx];
+	bool run = c->enabled &&
+		(!v->paused || (c->src->ops->flags & PMU_SRC_OFF_CPU));
+
+	if (run == c->running)
+		return;
+	if (run) {
+		c->start = pmu_counter_phys(v, idx);
+		c->run_events = 0;
+		c->running = true;
+		pmu_counter_arm(v, idx);
+	} else {
+		pmu_counter_fold(v, idx);
+		pmu_counter_disarm(v, idx);
+		c->running = false;
+	}
+}
+
+void pmu_vcpu_fold_all(struct pmu_vcpu *v)
+{
+	for (unsigned int i = 0; i < PMU_NR; i++)
+		pmu_counter_fold(v, i);
+}
+
+void pmu_vcpu_pause(struct pmu_vcpu *v)
+{
+	v->paused = true;
+	for (unsigned int i = 0; i < PMU_NR; i++)
+		pmu_counter_update(v, i);
+}
+
+void pmu_vcpu_unpause(struct pmu_vcpu *v)
+{
+	v->paused = false;
+	for (unsigned int i = 0; i < PMU_NR; i++)
+		pmu_counter_update(v, i);
+}
+
+uint64_t pmu_vcpu_counter(struct pmu_vcpu *v, unsigned int idx)
+{
+	const struct pmu_counter *c = &v->ctr[idx];
+	uint64_t delta;
+
+	if (!c->running)
+		return c->sum;
+	delta = pmu_counter_phys(v, idx) - c->start;
+	if ((int64_t)delta < 0)
+		delta = 0;	/* Phys stepped back: see pmu_counter_fold() */
+	return (c->sum + delta) & PV_VPMU_MASK;
+}
+
+void pmu_counter_set(struct pmu_vcpu *v, unsigned int idx, uint64_t value)
+{
+	struct pmu_counter *c = &v->ctr[idx];
+
+	c->sum = value & PV_VPMU_MASK;
+	if (c->running) {
+		/* Events before the write are gone, as on hardware. */
+		c->start = pmu_counter_phys(v, idx);
+		c->run_events = 0;
+		pmu_counter_disarm(v, idx);
+		pmu_counter_arm(v, idx);
+	}
+}
+
+/*
+ * Host preemption inside KVM_RUN is invisible as an exit, so for
+ * time-based counters the caller reports it.  Only paused counters drop
+ * it (a policy that keeps counting across deschedules, like raw, is meant
+ * to include it), and never more than they counted since their last start,
+ * so a counter never goes backwards past a value the guest already read at
+ * its last entry.
+ */
+void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles)
+{
+	for (unsigned int i = 0; i < PMU_NR; i++) {
+		struct pmu_counter *c = &v->ctr[i];
+		uint64_t drop;
+
+		if (!c->enabled || c->running ||
+		    !(c->src->ops->flags & PMU_SRC_TIME))
+			continue;
+		drop = cycles < c->run_events ? cycles : c->run_events;
+		c->run_events -= drop;
+		c->sum = (c->sum - drop) & PV_VPMU_MASK;
+	}
+}
+
+/* Publish Sum_vcpu/Start_vcpu and the counter state, seqcount-protected. */
+void pmu_vcpu_publish(struct pmu_vcpu *v)
+{
+	struct pv_vpmu_vcpu_page *p = v->page;
+	const struct pmu *pmu = v->pmu;
+	uint32_t step = 0;
+
+	if (!p)
+		return;
+	pmu_seq_begin(&p->seq);
+	p->abi_version = PV_VPMU_ABI_VERSION;
+	p->vcpu_id = v->id;
+	p->policy_id = pmu->policy->id;
+	p->source_id = pmu->src->ops->id;
+	p->width = PV_VPMU_WIDTH;
+	p->nr_counters = PV_VPMU_NR_COUNTERS;
+	p->tsc_khz = pmu->tsc_khz;
+	p->global_ctrl = v->global_ctrl;
+	p->global_status = v->global_status;
+	p->config_id = v->config_id;
+	for (unsigned int i = 0; i < PMU_NR; i++) {
+		const struct pmu_counter *c = &v->ctr[i];
+		struct pv_vpmu_counter *pc = &p->ctr[i];
+		uint8_t mask = 0, read = PV_VPMU_READ_NONE;
+
+		if (c->enabled) {
+			read = c->src->ops->direct ?
+				c->src->ops->direct(c->src, c->event, c->mode,
+						    &mask) :
+				PV_VPMU_READ_TRAP;
+		}
+		pc->sum = c->sum;
+		pc->start = c->start;
+		pc->flags = (c->enabled ? PV_VPMU_CTR_ENABLED : 0) |
+			(c->running ? PV_VPMU_CTR_RUNNING : 0) |
+			(c->interrupt ? PV_VPMU_CTR_INT : 0);
+		pc->event = c->event;
+		pc->read = read;
+		pc->step_mask = read == PV_VPMU_READ_STEP ? mask : 0;
+		if (c->running && read == PV_VPMU_READ_STEP)
+			step = 1;
+	}
+	/* The guest kernel steps only while some counter needs it. */
+	p->step.enable = step;
+	pmu_seq_end(&p->seq);
+}

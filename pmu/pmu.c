@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One PMU per VM: its sources, its policy, its vCPUs, and the run-state
+ * entry points the VMM calls around KVM_RUN.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+static uint64_t clock_ns_default(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t clock_tsc_default(void *arg)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	(void)arg;
+	return __rdtsc();
+#else
+	return clock_ns_default(arg);
+#endif
+}
+
+int pmu_create(const struct pmu_config *cfg, struct pmu **out,
+	       const char **err)
+{
+	const struct pmu_source_ops *sops;
+	struct pmu *pmu;
+	int ret;
+
+	*out = NULL;
+	*err = NULL;
+	if (!cfg->nr_vcpus || cfg->nr_vcpus > 4096) {
+		*err = "bad number of vCPUs";
+		return -EINVAL;
+	}
+	pmu = calloc(1, sizeof(*pmu));
+	if (!pmu) {
+		*err = "out of memory";
+		return -ENOMEM;
+	}
+	pmu->nr_vcpus = cfg->nr_vcpus;
+	pmu->tsc_khz = cfg->tsc_khz;
+	pmu->clock.tsc = clock_tsc_default;
+	pmu->clock.ns = clock_ns_default;
+	if (cfg->clock) {
+		if (cfg->clock->tsc)
+			pmu->clock.tsc = cfg->clock->tsc;
+		if (cfg->clock->ns)
+			pmu->clock.ns = cfg->clock->ns;
+		pmu->clock.arg = cfg->clock->arg;
+	}
+
+	ret = -EINVAL;
+	pmu->policy = cfg->policy_ops ? cfg->policy_ops :
+		pmu_policy_lookup(cfg->policy ? cfg->policy : "offset");
+	if (!pmu->policy) {
+		*err = "unknown policy";
+		goto fail;
+	}
+	sops = pmu_source_lookup(cfg->source ? cfg->source : "tsc");
+	if (!sops) {
+		*err = "unknown event source";
+		goto fail;
+	}
+	pmu->vcpus = calloc(cfg->nr_vcpus, sizeof(*pmu->vcpus));
+	if (!pmu->vcpus) {
+		*err = "out of memory";
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned int i = 0; i < cfg->nr_vcpus; i++) {
+		pmu->vcpus[i].pmu = pmu;
+		pmu->vcpus[i].id = i;
+		/* Not running guest code until the first enter. */
+		pmu->vcpus[i].paused = true;
+	}
+	ret = sops->create(pmu, &pmu->src, err);
+	if (ret)
+		goto fail;
+	ret = pmu_source_virt.create(pmu, &pmu->virt, err);
+	if (ret)
+		goto fail;
+	*out = pmu;
+	return 0;
+fail:
+	pmu_destroy(pmu);
+	return ret;
+}
+
+void pmu_destroy(struct pmu *pmu)
+{
+	if (!pmu)
+		return;
+	if (pmu->src)
+		pmu->src->ops->destroy(pmu->src);
+	if (pmu->virt)
+		pmu->virt->ops->destroy(pmu->virt);
+	free(pmu->vcpus);
+	free(pmu);
+}
+
+struct pmu_vcpu *pmu_vcpu(struct pmu *pmu, unsigned int id)
+{
+	return id < pmu->nr_vcpus ? &pmu->vcpus[id] : NULL;
+}
+
+unsigned int pmu_vcpu_id(const struct pmu_vcpu *v)
+{
+	return v->id;
+}
+
+const char *pmu_source_name(const struct pmu *pmu)
+{
+	return pmu->src->ops->name;
+}
+
+const char *pmu_policy_name(const struct pmu *pmu)
+{
+	return pmu->policy->name;
+}
+
+uint32_t pmu_policy_id(const struct pmu *pmu)
+{
+	return pmu->policy->id;
+}
+
+uint32_t pmu_source_id(const struct pmu *pmu)
+{
+	return pmu->src->ops->id;
+}
+
+struct pmu_source *pmu_active_source(struct pmu *pmu)
+{
+	return pmu->src;
+}
+
+void pmu_vcpu_exit(struct pmu_vcpu *v, enum pmu_exit_reason reason)
+{
+	v->stats.exits++;
+	v->virt[PV_EXIT_ALL]++;
+	v->virt[reason % PMU_VIRT_SLOTS]++;
+	v->exit_ns = v->pmu->clock.ns(v->pmu->clock.arg);
+	v->in_guest = false;
+	v->pmu->policy->vcpu_deschedule(v);
+	/* Whatever still runs (raw, virtual events) is checked for wrap. */
+	pmu_vcpu_fold_all(v);
+}
+
+bool pmu_vcpu_enter(struct pmu_vcpu *v)
+{
+	if (!v->in_guest && v->stats.exits)
+		v->virt[PV_EVENT_VMM_TIME >> 8] +=
+			v->pmu->clock.ns(v->pmu->clock.arg) - v->exit_ns;
+	/* Off-CPU counters pick up this exit's vmm-time and steal. */
+	pmu_vcpu_fold_all(v);
+	v->pmu->policy->vcpu_resume(v);
+	v->in_guest = true;
+	v->resumes++;
+	pmu_vcpu_publish(v);
+	return pmu_vcpu_take_pmi(v);
+}
+
+void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns)
+{
+	unsigned __int128 cycles = (unsigned __int128)ns * v->pmu->tsc_khz;
+
+	v->virt[PV_EVENT_STEAL >> 8] += ns;
+	pmu_vcpu_drop_steal(v, (uint64_t)(cycles / 1000000u));
+}
+
+void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta)
+{
+	if (pmu_event_is_virt(event))
+		v->virt[(event >> 8) % PMU_VIRT_SLOTS] += delta;
+}
+
+void pmu_vcpu_set_page(struct pmu_vcpu *v, struct pv_vpmu_vcpu_page *page)
+{
+	v->page = page;
+	pmu_vcpu_publish(v);
+}
+
+int pmu_thread_switch(struct pmu_vcpu *v, struct pv_vpmu_thread_page *out,
+		      struct pv_vpmu_thread_page *in)
+{
+	const struct pmu_policy_ops *pol = v->pmu->policy;
+	int ret = 0;
+
+	v->stats.switch_hcalls++;
+	if (out) {
+		pmu_thread_write_begin(out);
+		ret = pol->thread_out(v, out);
+		pmu_thread_write_end(out);
+	}
+	if (in && !ret) {
+		pmu_thread_write_begin(in);
+		ret = pol->thread_in(v, in);
+		in->smp_id = v->id;
+		pmu_thread_write_end(in);
+	}
+	return ret;
+}
+
+void pmu_thread_write_begin(struct pv_vpmu_thread_page *t)
+{
+	pmu_seq_begin(&t->seq);
+}
+
+void pmu_thread_write_end(struct pv_vpmu_thread_page *t)
+{
+	pmu_seq_end(&t->seq);
+}
+
+void pmu_vcpu_get_stats(const struct pmu_vcpu *v, struct pmu_vcpu_stats *s)
+{
+	*s = v->stats;
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libpmu: the virtual PMU, host side.  No KVM calls: the VMM routes PMU MSR
+ * exits, CPUID leaf 0xA, PMU hypercalls and its vCPU run-state changes here,
+ * and injects a PMI when told to.  Everything else (the architectural MSR
+ * model, event sources, a-mode offsetting, i-mode save/restore, overflow)
+ * happens inside, so it is unit-tested without /dev/kvm.
+ *
+ * Call sequence for one vCPU, all from that vCPU's thread:
+ *
+ *	v = pmu_vcpu(pmu, id);
+ *	loop:
+ *		if (pmu_vcpu_enter(v))		  before every KVM_RUN
+ *			inject a PMI through LVTPC, mask LVTPC;
+ *		ioctl(KVM_RUN);
+ *		pmu_vcpu_exit(v, reason);	  first thing after KVM_RUN
+ *		[pmu_vcpu_steal(v, ns);]	  if steal time advanced
+ *		handle the exit:
+ *		  PMU MSR:	 pmu_msr_read() / pmu_msr_write()
+ *		  CPUID 0xA:	 pmu_cpuid_0xa() (once, at setup)
+ *		  PV_HC_PMU_*: pmu_vcpu_set_page() / pmu_thread_switch()
+ *		  LVTPC unmask:	 pmu_vcpu_lvtpc_unmasked()
+ *
+ * Counting is excluded between pmu_vcpu_exit() and pmu_vcpu_enter() by
+ * the offset and saverestore policies: that is where Sum_vcpu and
+ * Start_vcpu of the paper are updated and where the per-vCPU page is
+ * republished.
+ */
+#ifndef PMU_PMU_H
+#define PMU_PMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vpmu.h"
+
+struct pmu;
+struct pmu_vcpu;
+struct pmu_source;
+struct pmu_policy_ops;
+
+/* Counting modes of a counter (PERFEVTSEL USR/OS, FIXED_CTR_CTRL USR/OS) */
+#define PMU_MODE_USR	0x1u
+#define PMU_MODE_OS	0x2u
+#define PMU_MODE_ALL	(PMU_MODE_USR | PMU_MODE_OS)
+
+/* pmu_msr_read()/pmu_msr_write() result: inject #GP, not a VMM error. */
+#define PMU_MSR_OK	0
+#define PMU_MSR_GP	1
+
+/*
+ * Clocks, replaceable by tests.  tsc() is the physical value of the tsc
+ * source (default: rdtsc); ns() timestamps vmm-time (default:
+ * CLOCK_MONOTONIC).
+ */
+struct pmu_clock {
+	uint64_t (*tsc)(void *arg);
+	uint64_t (*ns)(void *arg);
+	void *arg;
+};
+
+struct pmu_config {
+	const char *source;	/* "tsc", "step", "perf" or "fake" */
+	const char *policy;	/* "offset", "saverestore", "raw", ... */
+	unsigned int nr_vcpus;
+	uint64_t tsc_khz;	/* KVM_GET_TSC_KHZ: steal ns -> cycles */
+	const struct pmu_clock *clock;	/* NULL: the real clocks */
+	/*
+	 * Use this policy instead of looking .policy up in the table: for
+	 * prototyping a policy out of tree, and for tests.
+	 */
+	const struct pmu_policy_ops *policy_ops;
+};
+
+/*
+ * Create the PMU of one VM.  Returns 0, or -errno with *err set to a
+ * one-line reason (unknown source/policy, perf_event_open denied...).
+ */
+int pmu_create(const struct pmu_config *cfg, struct pmu **out,
+	       const char **err);
+void pmu_destroy(struct pmu *pmu);
+
+struct pmu_vcpu *pmu_vcpu(struct pmu *pmu, unsigned int id);
+const char *pmu_source_name(const struct pmu *pmu);
+const char *pmu_policy_name(const struct pmu *pmu);
+uint32_t pmu_policy_id(const struct pmu *pmu);
+uint32_t pmu_source_id(const struct pmu *pmu);
+struct pmu_source *pmu_active_source(struct pmu *pmu);
+
+/* ---- MSRs ---- */
+
+struct pmu_msr_range {
+	uint32_t base;
+	uint32_t count;
+};
+
+/*
+ * The MSR ranges to hand to KVM_X86_SET_MSR_FILTER as "deny" (so they come
+ * to userspace), covering every architectural PMU slot, including the ones
+ * we do not offer, which pmu_msr_*() answer with #GP.
+ */
+const struct pmu_msr_range *pmu_msr_ranges(size_t *n);
+bool pmu_msr_is_pmu(uint32_t msr);
+
+/* Guest rdmsr/wrmsr of a PMU MSR: PMU_MSR_OK or PMU_MSR_GP. */
+int pmu_msr_read(struct pmu_vcpu *v, uint32_t msr, uint64_t *val);
+int pmu_msr_write(struct pmu_vcpu *v, uint32_t msr, uint64_t val);
+
+/* ---- CPUID ---- */
+
+struct pmu_cpuid_regs {
+	uint32_t eax, ebx, ecx, edx;
+};
+
+/* Leaf 0xA for the active source (identical for every vCPU). */
+void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r);
+/* Leaf 1: sets ECX.PDCM since we offer IA32_PERF_CAPABILITIES. */
+void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r);
+
+/* ---- vCPU run state (a-mode Sum_vcpu/Start_vcpu, i-mode save/restore) ---- */
+
+/* Why the vCPU left guest mode; counted by the vmexits* events. */
+enum pmu_exit_reason {
+	PMU_EXIT_MSR = PV_EXIT_MSR,
+	PMU_EXIT_IO = PV_EXIT_IO,
+	PMU_EXIT_MMIO = PV_EXIT_MMIO,
+	PMU_EXIT_HLT = PV_EXIT_HLT,
+	PMU_EXIT_HYPERCALL = PV_EXIT_HYPERCALL,
+	PMU_EXIT_OTHER = PV_EXIT_OTHER,
+};
+
+/*
+ * The vCPU stopped running guest code (deschedule point): counts the exit,
+ * lets the policy stop or fold the counters, detects overflow.
+ */
+void pmu_vcpu_exit(struct pmu_vcpu *v, enum pmu_exit_reason reason);
+
+/*
+ * The vCPU is about to run guest code (resume point): restarts counting,
+ * re-arms overflow deadlines, republishes the per-vCPU page.  Returns true
+ * when a PMI must be injected now (see pmu_vcpu_take_pmi()).
+ */
+bool pmu_vcpu_enter(struct pmu_vcpu *v);
+
+/*
+ * The host took `ns` of the vCPU's run time (KVM steal time, or the
+ * thread's schedstat run delay) since the last report.  Call between
+ * pmu_vcpu_exit() and pmu_vcpu_enter().  Time-based counters (tsc source)
+ * drop it, clamped to what they counted since the last resume; the steal
+ * event counts it.
+ */
+void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns);
+
+/* Add to a virtual event the VMM counts itself (PV_EVENT_IRQS, ...). */
+void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta);
+
+/*
+ * Returns true once per PMI the guest must get now, and models LVTPC's
+ * mask-on-delivery: no further PMI is requested until the caller reports
+ * that the guest unmasked LVTPC.  Overflows meanwhile still set
+ * IA32_PERF_GLOBAL_STATUS (the guest handler loops on it, as on hardware).
+ */
+bool pmu_vcpu_take_pmi(struct pmu_vcpu *v);
+void pmu_vcpu_lvtpc_unmasked(struct pmu_vcpu *v);
+
+/*
+ * Earliest TSC value at which an armed counter of a time-based source
+ * overflows (arm a host timer that kicks the vCPU out of KVM_RUN then).
+ * False when nothing is armed.
+ */
+bool pmu_vcpu_timer_deadline(struct pmu_vcpu *v, uint64_t *tsc);
+
+/* ---- Hypercalls ---- */
+
+/*
+ * PV_HC_PMU_VCPU_PAGE: `page` is the host mapping of the guest page.  The
+ * page is written at every pmu_vcpu_enter() until pmu_destroy() (or a new
+ * call with NULL).
+ */
+void pmu_vcpu_set_page(struct pmu_vcpu *v, struct pv_vpmu_vcpu_page *page);
+
+/*
+ * PV_HC_PMU_SWITCH: guest thread switch, `out` suspended and `in` resumed
+ * (host mappings of their thread pages, either may be NULL).  Calls the
+ * policy's thread hooks.  Returns 0 or -EINVAL (invalid configuration in
+ * `in`: nothing is loaded, the hypercall fails).
+ */
+int pmu_thread_switch(struct pmu_vcpu *v, struct pv_vpmu_thread_page *out,
+		      struct pv_vpmu_thread_page *in);
+
+/* ---- Statistics (benchmarks: exits per context switch) ---- */
+
+struct pmu_vcpu_stats {
+	uint64_t exits;		/* pmu_vcpu_exit() calls */
+	uint64_t msr_traps;	/* pmu_msr_read/write() calls */
+	uint64_t switch_hcalls;	/* pmu_thread_switch() calls */
+	uint64_t guest_switches;	/* switches done by the guest model */
+	uint64_t overflows;
+	uint64_t pmis;		/* PMIs requested */
+};
+void pmu_vcpu_get_stats(const struct pmu_vcpu *v, struct pmu_vcpu_stats *s);
+
+/* ---- Events ---- */
+
+/* perf-style names: "instructions", "vmexits.msr", ... -> PV_EVENT(). */
+int pmu_event_lookup(const char *name, uint16_t *event);
+const char *pmu_event_name(uint16_t event);
+
+/*
+ * Value of virtual counter `idx` as the guest would read it now (tests,
+ * `vmm stat` at the end of a run).
+ */
+uint64_t pmu_vcpu_counter(struct pmu_vcpu *v, unsigned int idx);
+
+#endif

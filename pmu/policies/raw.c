@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+/*
+ * raw: no virtualization.  The counters run from the first vCPU entry on,
+ * through guest thread switches, VM exits and host preemption alike, and a
+ * thread reads the counter as it is.  It is the baseline that shows why
+ * virtualization is needed: a thread's count includes other threads, the
+ * VMM and whatever the host ran instead of the vCPU.
+ */
+#include "../internal.h"
+
+static void raw_deschedule(struct pmu_vcpu *v)
+{
+	(void)v;
+}
+
+static void raw_resume(struct pmu_vcpu *v)
+{
+	/* Counting starts at the first entry and then never stops. */
+	pmu_vcpu_unpause(v);
+}
+
+static int raw_thread_out(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
+{
+	(void)v;
+	(void)t;
+	return 0;
+}
+
+static int raw_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
+{
+	int ret;
+
+	/* A thread that changed its configuration gets it; nothing else. */
+	if (!pmu_vcpu_config_equal(v, t)) {
+		ret = pmu_vcpu_load_config(v, t);
+		if (ret)
+			return ret;
+	}
+	v->config_id = t->config_id;
+	for (unsigned int i = 0; i < PV_VPMU_CTR_SLOTS; i++) {
+		t->ctr[i].sum = 0;
+		t->ctr[i].start = 0;
+	}
+	return 0;
+}
+
+static unsigned int raw_switch_exits(const struct pv_vpmu_vcpu_page *vp,
+				     const struct pv_vpmu_thread_page *out,
+				     const struct pv_vpmu_thread_page *in)
+{
+	(void)vp;
+	(void)out;
+	(void)in;
+	return 0;
+}
+
+const struct pmu_policy_ops pmu_policy_raw = {
+	.name = "raw",
+	.id = PV_VPMU_POLICY_RAW,
+	.summary = "no virtualization: counters shared by everything",
+	.vcpu_deschedule = raw_deschedule,
+	.vcpu_resume = raw_resume,
+	.thread_out = raw_thread_out,
+	.thread_in = raw_thread_in,
+	.switch_exits = raw_switch_exits,
+};

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/*
+ * saverestore: i-mode for every counter (Nikolaev & Back, VEE 2011).  At
+ * each guest thread switch the outgoing thread's counter values are saved
+ * into its page and the incoming thread's loaded, in one batched
+ * hypercall; at each vCPU deschedule the counters stop.  A thread's count
+ * is then simply the counter value while it runs.  Simple and exact, but
+ * one exit per context switch.
+ */
+#include "../internal.h"
+
+static void saverestore_deschedule(struct pmu_vcpu *v)
+{
+	pmu_vcpu_pause(v);
+}
+
+static void saverestore_resume(struct pmu_vcpu *v)
+{
+	pmu_vcpu_unpause(v);
+}
+
+static int saverestore_thread_out(struct pmu_vcpu *v,
+				  struct pv_vpmu_thread_page *t)
+{
+	pmu_thread_save(v, t, false);
+	return 0;
+}
+
+static int saverestore_thread_in(struct pmu_vcpu *v,
+				 struct pv_vpmu_thread_page *t)
+{
+	int ret;
+
+	if (!pmu_vcpu_config_equal(v, t)) {
+		ret = pmu_vcpu_load_config(v, t);
+		if (ret)
+			return ret;
+	}
+	v->config_id = t->config_id;
+	pmu_thread_restore(v, t, false);
+	return 0;
+}
+
+static unsigned int
+saverestore_switch_exits(const struct pv_vpmu_vcpu_page *vp,
+			 const struct pv_vpmu_thread_page *out,
+			 const struct pv_vpmu_thread_page *in)
+{
+	(void)vp;
+	return (out && pmu_thread_active(out)) || (in && pmu_thread_active(in));
+}
+
+const struct pmu_policy_ops pmu_policy_saverestore = {
+	.name = "saverestore",
+	.id = PV_VPMU_POLICY_SAVERESTORE,
+	.summary = "i-mode: save/restore all counters at every switch",
+	.vcpu_deschedule = saverestore_deschedule,
+	.vcpu_resume = saverestore_resume,
+	.thread_out = saverestore_thread_out,
+	.thread_in = saverestore_thread_in,
+	.switch_exits = saverestore_switch_exits,
+};

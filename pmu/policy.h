@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Policies: what happens to the virtual counters at the four switch points
+ * (guest thread switch-out/in, host vCPU deschedule/resume) and on
+ * overflow.  A policy is one file in pmu/policies/ plus one line in the
+ * table of pmu/policy.c; docs/policies.md walks through writing one.
+ *
+ * Every policy must keep the read formula of uapi/vpmu.h valid:
+ *	log = thread.sum + ((Phys* - thread.start) & PV_VPMU_MASK)
+ * with Phys* from the per-vCPU page.
+ */
+#ifndef PMU_POLICY_H
+#define PMU_POLICY_H
+
+#include "pmu.h"
+
+struct pmu_policy_ops {
+	const char *name;	/* --policy NAME */
+	uint32_t id;		/* enum pv_vpmu_policy_id, boot_params.policy_id */
+	const char *summary;	/* one line for --help */
+
+	/*
+	 * Host vCPU switch points, from pmu_vcpu_exit() (after the exit is
+	 * counted) and pmu_vcpu_enter() (before the page is published).
+	 * Typically pmu_vcpu_pause()/pmu_vcpu_unpause().  Required.
+	 */
+	void (*vcpu_deschedule)(struct pmu_vcpu *v);
+	void (*vcpu_resume)(struct pmu_vcpu *v);
+
+	/*
+	 * Guest thread switch through PV_HC_PMU_SWITCH, on the VMM side:
+	 * thread_out(t) for the suspended thread's page, then thread_in(t)
+	 * for the resumed one (each skipped when its page is NULL).  The
+	 * vCPU is paused: a counter value read here is the value the guest
+	 * sees at the hypercall's return.  Return 0 or -errno.  Required.
+	 */
+	int (*thread_out)(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
+	int (*thread_in)(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
+
+	/*
+	 * The cost of one guest thread switch on the vCPU of page `vp`: how
+	 * many VM exits the guest kernel takes (0, or 1 for the batched
+	 * hypercall).  The guest kernel's half of the policy makes the same
+	 * decision from the same pages.  `out`/`in` may be NULL (idle).
+	 * Required.
+	 */
+	unsigned int (*switch_exits)(const struct pv_vpmu_vcpu_page *vp,
+				     const struct pv_vpmu_thread_page *out,
+				     const struct pv_vpmu_thread_page *in);
+
+	/*
+	 * The guest kernel's half for a switch that takes no exit, as a
+	 * reference model (the guest kernel reimplements it against the same
+	 * pages): update `out` and `in` from the vCPU page alone.  `tsc` is
+	 * the value rdtsc returns now.  NULL if switch_exits() is never 0 or
+	 * there is nothing to do.
+	 */
+	void (*guest_switch)(const struct pv_vpmu_vcpu_page *vp,
+			     struct pv_vpmu_thread_page *out,
+			     struct pv_vpmu_thread_page *in, uint64_t tsc);
+
+	/*
+	 * Counter `idx` crossed 2^48 `n` times (its status bit is already
+	 * set).  Return true to request a PMI (i-mode counters); NULL means
+	 * "PMI if the counter has INT/PMI set", as hardware does.
+	 */
+	bool (*overflow)(struct pmu_vcpu *v, unsigned int idx, uint64_t n);
+};
+
+/* ---- The table (pmu/policy.c) ---- */
+
+const struct pmu_policy_ops *pmu_policy_lookup(const char *name);
+const struct pmu_policy_ops *pmu_policy_lookup_id(uint32_t id);
+/* i-th registered policy, NULL past the end. */
+const struct pmu_policy_ops *pmu_policy_at(size_t i);
+
+/* ---- Helpers for policies ---- */
+
+unsigned int pmu_vcpu_id(const struct pmu_vcpu *v);
+
+/*
+ * Stop/restart accounting of every enabled counter (Sum_vcpu += Phys -
+ * Start_vcpu at pause, Start_vcpu = Phys at unpause) and disarm/re-arm
+ * i-mode deadlines.  Counters of off-CPU sources (virtual events) keep
+ * running.
+ */
+void pmu_vcpu_pause(struct pmu_vcpu *v);
+void pmu_vcpu_unpause(struct pmu_vcpu *v);
+
+bool pmu_counter_enabled(const struct pmu_vcpu *v, unsigned int idx);
+/* INT (GP) or PMI (fixed) set: the counter is in i-mode. */
+bool pmu_counter_interrupts(const struct pmu_vcpu *v, unsigned int idx);
+/* Set the counter value (masked to the width), like a full-width wrmsr. */
+void pmu_counter_set(struct pmu_vcpu *v, unsigned int idx, uint64_t value);
+
+/*
+ * Program all counters from a thread page's configuration, with the same
+ * checks as the MSR writes.  -EINVAL (nothing changed) on reserved bits.
+ */
+int pmu_vcpu_load_config(struct pmu_vcpu *v,
+			 const struct pv_vpmu_thread_page *t);
+/* Is the vCPU programmed exactly as `t` asks? */
+bool pmu_vcpu_config_equal(const struct pmu_vcpu *v,
+			   const struct pv_vpmu_thread_page *t);
+/* Is counter idx enabled by the configuration in `t`? */
+bool pmu_thread_counter_enabled(const struct pv_vpmu_thread_page *t,
+				unsigned int idx);
+bool pmu_thread_counter_interrupts(const struct pv_vpmu_thread_page *t,
+				   unsigned int idx);
+/* Does `t` have any counter enabled? */
+bool pmu_thread_active(const struct pv_vpmu_thread_page *t);
+
+/*
+ * i-mode save/restore between the vCPU counters and t->ctr[].saved, for
+ * the counters t enables (only its interrupting ones if imode_only).  Save
+ * moves their GLOBAL_STATUS bits to t->pending_status; restore raises them
+ * again (and a PMI) when the owner is back.  Both leave t->ctr[].sum and
+ * .start at 0, so the read formula yields the counter value itself.
+ */
+void pmu_thread_save(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t,
+		     bool imode_only);
+void pmu_thread_restore(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t,
+			bool imode_only);
+
+/* Sequence protocol for writing a thread page (odd while writing). */
+void pmu_thread_write_begin(struct pv_vpmu_thread_page *t);
+void pmu_thread_write_end(struct pv_vpmu_thread_page *t);
+
+/* ---- The guest's view, computed from the shared pages only ---- */
+
+/* Phys*(t) of counter idx from the vCPU page; `tsc` is rdtsc now. */
+uint64_t pmu_guest_phys_star(const struct pv_vpmu_vcpu_page *vp,
+			     unsigned int idx, uint64_t tsc);
+/* The logical per-thread value, exactly as the user library reads it. */
+uint64_t pmu_guest_read(const struct pv_vpmu_vcpu_page *vp,
+			const struct pv_vpmu_thread_page *t, unsigned int idx,
+			uint64_t tsc);
+/*
+ * A guest thread switch as the guest kernel does it: returns the number of
+ * exits it needs (policy->switch_exits()).  When 0 the switch is done here
+ * with policy->guest_switch(); otherwise the caller must perform the
+ * PV_HC_PMU_SWITCH hypercall (pmu_vcpu_exit, pmu_thread_switch,
+ * pmu_vcpu_enter).
+ */
+unsigned int pmu_guest_thread_switch(struct pmu_vcpu *v,
+				     const struct pmu_policy_ops *pol,
+				     struct pv_vpmu_thread_page *out,
+				     struct pv_vpmu_thread_page *in,
+				     uint64_t tsc);
+
+/*
+ * The offset policy's thread hooks, for policies that differ from it only
+ * at the vCPU switch points (docs/policies.md has an example).
+ */
+int pmu_offset_thread_out(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
+int pmu_offset_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
+unsigned int pmu_offset_switch_exits(const struct pv_vpmu_vcpu_page *vp,
+				     const struct pv_vpmu_thread_page *out,
+				     const struct pv_vpmu_thread_page *in);
+void pmu_offset_guest_switch(const struct pv_vpmu_vcpu_page *vp,
+			     struct pv_vpmu_thread_page *out,
+			     struct pv_vpmu_thread_page *in, uint64_t tsc);
+
+extern const struct pmu_policy_ops pmu_policy_offset;
+extern const struct pmu_policy_ops pmu_policy_saverestore;
+extern const struct pmu_policy_ops pmu_policy_raw;
+
+#endif

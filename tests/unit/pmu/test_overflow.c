@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * i-mode: exact overflow with a step-like source, PMI requests with LVTPC
+ * mask-on-delivery, and i-mode counter values travelling with threads.
+ */
+#include "pmu_test.h"
+
+/* The guest's PMI handler: ack the status, reload the period, unmask. */
+static void pmi_handler(struct pmu_vcpu *v, uint64_t period)
+{
+	uint64_t status;
+
+	pmu_vcpu_exit(v, PMU_EXIT_MSR);
+	status = rdmsr_ok(v, PV_MSR_IA32_PERF_GLOBAL_STATUS);
+	assert_int_equal(status & 1, 1);
+	wrmsr_ok(v, PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
+	wrmsr_ok(v, PV_MSR_IA32_PMC0, (uint32_t)-(int64_t)period);
+	pmu_vcpu_lvtpc_unmasked(v);
+	assert_false(pmu_vcpu_enter(v));
+}
+
+/*
+ * The guest runs `n` instructions with PMC0 programmed to interrupt every
+ * `period`: the source stops at each armed deadline, the guest exits
+ * (PV_HC_PMU_POLL), the PMI comes at the following entry.
+ */
+static uint64_t count_pmis(const char *policy, uint64_t period, uint64_t n)
+{
+	struct fx *f = fx_new("fake", policy, false);
+	uint64_t pmis = 0, left = n;
+	struct pmu_vcpu_stats st;
+
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
+		 evtsel(PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT));
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-(int64_t)period);
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	assert_false(pmu_vcpu_enter(f->v));
+	while (left) {
+		left -= pmu_fake_advance(f->src, 0, PV_EVENT_INSTRUCTIONS, left);
+		pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+		if (pmu_vcpu_enter(f->v)) {
+			pmis++;
+			pmi_handler(f->v, period);
+		}
+	}
+	assert_int_equal(pmu_fake_get(f->src, 0, PV_EVENT_INSTRUCTIONS), n);
+	/* What is left after the last overflow is in the counter. */
+	assert_int_equal(pmu_vcpu_counter(f->v, 0),
+			 ((1ull << 48) - period + n % period) & PV_VPMU_MASK);
+	pmu_vcpu_get_stats(f->v, &st);
+	assert_int_equal(st.pmis, pmis);
+	assert_int_equal(st.overflows, pmis);
+	fx_free(f);
+	return pmis;
+}
+
+static void test_exact_overflow_count(void **state)
+{
+	static const struct {
+		uint64_t period, n;
+	} cases[] = {
+		{ 7, 100 }, { 10, 100 }, { 1, 5 }, { 100, 99 }, { 100, 100 },
+		{ 3, 1000 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(count_pmis("offset", cases[i].period,
+					    cases[i].n),
+				 cases[i].n / cases[i].period);
+		assert_int_equal(count_pmis("saverestore", cases[i].period,
+					    cases[i].n),
+				 cases[i].n / cases[i].period);
+	}
+}
+
+static void test_step_like_source_stops_at_deadline(void **state)
+{
+	struct fx *f = fx_new("fake", "offset", false);
+
+	(void)state;
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
+		 evtsel(PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT));
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-10);
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	pmu_vcpu_enter(f->v);
+	/* Zero skid: the 10th event is the last one before the exit. */
+	assert_int_equal(pmu_fake_advance(f->src, 0, PV_EVENT_INSTRUCTIONS,
+					  25), 10);
+	assert_int_equal(pmu_fake_advance(f->src, 0, PV_EVENT_INSTRUCTIONS,
+					  25), 0);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0), 0);
+	assert_true(pmu_vcpu_enter(f->v));
+	fx_free(f);
+}
+
+static void test_lvtpc_masked_until_unmasked(void **state)
+{
+	struct fx *f = fx_new("fake", "offset", false);
+
+	(void)state;
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
+		 evtsel(PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT));
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-5);
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	pmu_vcpu_enter(f->v);
+	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 5);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_true(pmu_vcpu_enter(f->v));
+	/* LVTPC is now masked: a second overflow sets status, no PMI. */
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-5);
+	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 10);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_false(pmu_vcpu_enter(f->v));
+	assert_false(pmu_vcpu_take_pmi(f->v));
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_STATUS), 1);
+	/* Unmasked: the PMI of the masked overflow was lost, as on
+	 * hardware, and the next overflow interrupts again. */
+	pmu_vcpu_lvtpc_unmasked(f->v);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_false(pmu_vcpu_enter(f->v));
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-5);
+	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 15);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_true(pmu_vcpu_enter(f->v));
+	fx_free(f);
+}
+
+static void test_fixed_counter_pmi_bit(void **state)
+{
+	struct fx *f = fx_new("fake", "offset", false);
+
+	(void)state;
+	/* FIXED_CTR1 (cycles) with OS|USR|PMI, FIXED_CTR2 without PMI. */
+	wrmsr_ok(f->v, PV_MSR_IA32_FIXED_CTR_CTRL, 0x3b0);
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 0x6ull << 32);
+	wrmsr_ok(f->v, PV_MSR_IA32_FIXED_CTR0 + 2, (1ull << 48) - 1);
+	pmu_vcpu_enter(f->v);
+	pmu_fake_set(f->src, 0, PV_EVENT_REF_CYCLES, 1);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_false(pmu_vcpu_enter(f->v));
+	wrmsr_ok(f->v, PV_MSR_IA32_FIXED_CTR0 + 1, (1ull << 48) - 2);
+	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 2);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_true(pmu_vcpu_enter(f->v));
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_STATUS),
+			 0x6ull << 32);
+	fx_free(f);
+}
+
+/*
+ * offset policy, two threads with interrupting counters: each thread's
+ * period runs only while it runs (the counter is saved/restored), and the
+ * switch needs the hypercall.
+ */
+static void test_imode_counter_travels_with_thread(void **state)
+{
+	struct fx *f = fx_new("fake", "offset", false);
+	const struct pmu_policy_ops *pol = pmu_policy_lookup("offset");
+	struct pv_vpmu_thread_page *a = fx_thread_alloc();
+	struct pv_vpmu_thread_page *b = fx_thread_alloc();
+	uint64_t insns = 0;
+
+	(void)state;
+	thread_config(a, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
+	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
+	a->ctr[0].saved = (1ull << 48) - 10;
+	b->ctr[0].saved = (1ull << 48) - 100;
+	assert_int_equal(pol->switch_exits(f->page[0], a, b), 1);
+
+	pmu_vcpu_enter(f->v);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_int_equal(pmu_thread_switch(f->v, NULL, a), 0);
+	pmu_vcpu_enter(f->v);
+#define RUN(k) do { insns += (k); \
+	pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, insns); } while (0)
+#define SWITCH(o, i) do { pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL); \
+	assert_int_equal(pmu_thread_switch(f->v, o, i), 0); \
+	assert_false(pmu_vcpu_enter(f->v)); } while (0)
+	RUN(6);
+	SWITCH(a, b);
+	assert_int_equal(a->ctr[0].saved, (1ull << 48) - 4);
+	RUN(6);
+	SWITCH(b, a);
+	assert_int_equal(b->ctr[0].saved, (1ull << 48) - 94);
+	RUN(4);
+	/* A's 10th instruction: A's counter overflows, B's does not. */
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_true(pmu_vcpu_enter(f->v));
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 0);
+#undef RUN
+#undef SWITCH
+	free(a);
+	free(b);
+	fx_free(f);
+}
+
+/* An overflow the outgoing thread did not get yet follows it. */
+static void test_pending_overflow_follows_owner(void **state)
+{
+	struct fx *f = fx_new("fake", "saverestore", false);
+	struct pv_vpmu_thread_page *a = fx_thread_alloc();
+	struct pv_vpmu_thread_page *b = fx_thread_alloc();
+
+	(void)state;
+	thread_config(a, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
+	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
+	a->ctr[0].saved = (1ull << 48) - 3;
+	pmu_vcpu_enter(f->v);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	pmu_thread_switch(f->v, NULL, a);
+	pmu_vcpu_enter(f->v);
+	/* A overflows right before it switches out (in the same exit). */
+	pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 3);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_int_equal(pmu_thread_switch(f->v, a, b), 0);
+	assert_int_equal(a->pending_status, 1);
+	/* B must not get A's PMI or see A's status bit. */
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_STATUS), 0);
+	assert_false(pmu_vcpu_enter(f->v));
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_int_equal(pmu_thread_switch(f->v, b, a), 0);
+	assert_int_equal(a->pending_status, 0);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_STATUS), 1);
+	assert_true(pmu_vcpu_enter(f->v));
+	free(a);
+	free(b);
+	fx_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_overflow_count),
+		cmocka_unit_test(test_step_like_source_stops_at_deadline),
+		cmocka_unit_test(test_lvtpc_masked_until_unmasked),
+		cmocka_unit_test(test_fixed_counter_pmi_bit),
+		cmocka_unit_test(test_imode_counter_travels_with_thread),
+		cmocka_unit_test(test_pending_overflow_follows_owner),
+	};
+
+	return cmocka_run_group_tests_name("pmu_overflow", tests, NULL, NULL);
+}

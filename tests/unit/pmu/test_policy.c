@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The policy table and the exits each policy costs per context switch.
+ */
+#include "pmu_test.h"
+
+static void test_lookup_by_name_and_id(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t id;
+	} want[] = {
+		{ "offset", PV_VPMU_POLICY_OFFSET },
+		{ "saverestore", PV_VPMU_POLICY_SAVERESTORE },
+		{ "raw", PV_VPMU_POLICY_RAW },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct pmu_policy_ops *p = pmu_policy_lookup(want[i].name);
+
+		assert_non_null(p);
+		assert_string_equal(p->name, want[i].name);
+		assert_int_equal(p->id, want[i].id);
+		assert_ptr_equal(pmu_policy_lookup_id(want[i].id), p);
+	}
+	assert_null(pmu_policy_lookup("offse"));
+	assert_null(pmu_policy_lookup(""));
+	assert_null(pmu_policy_lookup_id(PV_VPMU_POLICY_NONE));
+	assert_null(pmu_policy_lookup_id(9999));
+}
+
+static void test_table_is_consistent(void **state)
+{
+	size_t n = 0;
+
+	(void)state;
+	for (const struct pmu_policy_ops *p; (p = pmu_policy_at(n)); n++) {
+		/* Required hooks. */
+		assert_non_null(p->name);
+		assert_non_null(p->summary);
+		assert_non_null(p->vcpu_deschedule);
+		assert_non_null(p->vcpu_resume);
+		assert_non_null(p->thread_out);
+		assert_non_null(p->thread_in);
+		assert_non_null(p->switch_exits);
+		assert_int_not_equal(p->id, PV_VPMU_POLICY_NONE);
+		/* Unique names and ids: lookups find this entry. */
+		assert_ptr_equal(pmu_policy_lookup(p->name), p);
+		assert_ptr_equal(pmu_policy_lookup_id(p->id), p);
+	}
+	assert_true(n >= 3);
+}
+
+static void test_create_rejects_unknown_names(void **state)
+{
+	struct pmu_config cfg = { .nr_vcpus = 1, .source = "fake" };
+	struct pmu *pmu;
+	const char *err;
+
+	(void)state;
+	cfg.policy = "nope";
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
+	assert_null(pmu);
+	assert_string_equal(err, "unknown policy");
+	cfg.policy = "raw";
+	cfg.source = "nope";
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
+	assert_string_equal(err, "unknown event source");
+	cfg.source = "fake";
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), 0);
+	assert_string_equal(pmu_policy_name(pmu), "raw");
+	assert_int_equal(pmu_policy_id(pmu), PV_VPMU_POLICY_RAW);
+	assert_string_equal(pmu_source_name(pmu), "fake");
+	assert_int_equal(pmu_source_id(pmu), PV_VPMU_SOURCE_FAKE);
+	pmu_destroy(pmu);
+}
+
+static void test_switch_costs(void **state)
+{
+	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
+	struct pv_vpmu_thread_page *a = fx_thread_alloc();
+	struct pv_vpmu_thread_page *b = fx_thread_alloc();
+	struct pv_vpmu_thread_page *idle = fx_thread_alloc();
+	const struct pmu_policy_ops *off = pmu_policy_lookup("offset");
+	const struct pmu_policy_ops *sr = pmu_policy_lookup("saverestore");
+	const struct pmu_policy_ops *raw = pmu_policy_lookup("raw");
+
+	(void)state;
+	thread_config(a, PV_EVENT_CYCLES, EVT_ALL, 1);
+	thread_config(b, PV_EVENT_CYCLES, EVT_ALL, 1);
+	vp->config_id = 1;
+	/* Equal configurations: offset switches with no exit at all. */
+	assert_int_equal(off->switch_exits(vp, a, b), 0);
+	assert_int_equal(sr->switch_exits(vp, a, b), 1);
+	assert_int_equal(raw->switch_exits(vp, a, b), 0);
+	/* To a thread that counts nothing: nothing to load. */
+	assert_int_equal(off->switch_exits(vp, a, idle), 0);
+	assert_int_equal(sr->switch_exits(vp, idle, NULL), 0);
+	/* A different configuration needs it loaded: one exit. */
+	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL, 2);
+	assert_int_equal(off->switch_exits(vp, a, b), 1);
+	assert_int_equal(off->switch_exits(vp, b, a), 0);
+	/* i-mode counters are saved and restored: one exit. */
+	thread_config(b, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT, 1);
+	assert_int_equal(off->switch_exits(vp, a, b), 1);
+	assert_int_equal(off->switch_exits(vp, b, a), 1);
+	free(vp);
+	free(a);
+	free(b);
+	free(idle);
+}
+
+static void test_event_names(void **state)
+{
+	uint16_t ev;
+
+	(void)state;
+	assert_int_equal(pmu_event_lookup("instructions", &ev), 0);
+	assert_int_equal(ev, PV_EVENT(0xc0, 0));
+	assert_int_equal(pmu_event_lookup("ref-cycles", &ev), 0);
+	assert_int_equal(ev, PV_EVENT(0x3c, 1));
+	assert_int_equal(pmu_event_lookup("vmexits.msr", &ev), 0);
+	assert_int_equal(ev, PV_EVENT(PV_EVENT_VIRT_CODE, PV_EXIT_MSR));
+	assert_int_not_equal(pmu_event_lookup("instructionz", &ev), 0);
+	assert_string_equal(pmu_event_name(PV_EVENT_VMM_TIME), "vmm-time");
+	assert_null(pmu_event_name(PV_EVENT(0x12, 0x34)));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lookup_by_name_and_id),
+		cmocka_unit_test(test_table_is_consistent),
+		cmocka_unit_test(test_create_rejects_unknown_names),
+		cmocka_unit_test(test_switch_costs),
+		cmocka_unit_test(test_event_names),
+	};
+
+	return cmocka_run_group_tests_name("pmu_policy", tests, NULL, NULL);
+}

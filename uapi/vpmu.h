@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Virtual PMU ABI shared by the VMM (pmu/), the guest kernel and the guest
+ * user library: MSR numbers, event encodings, PMU hypercalls, and the two
+ * shared-page layouts of the paper's a-mode (Nikolaev & Back, VEE 2011).
+ *
+ * Reading a per-thread count without a trap (user library):
+ *
+ *	do {
+ *		ts = thread->seq;               (retry while odd)
+ *		vp = &vcpu_pages[thread->smp_id];
+ *		vs = vp->seq;                   (retry while odd)
+ *		c = &vp->ctr[idx];
+ *		phys_star = c->sum;
+ *		if (c->flags & PV_VPMU_CTR_RUNNING)
+ *			phys_star += phys_now(c) - c->start;
+ *		log = thread->ctr[idx].sum
+ *		      + ((phys_star - thread->ctr[idx].start) & PV_VPMU_MASK);
+ *	} while (vp->seq != vs || thread->seq != ts);
+ *
+ * phys_now(c) depends on c->read: rdtsc for PV_VPMU_READ_TSC, the sum of
+ * the step counts selected by c->step_mask for PV_VPMU_READ_STEP, nothing
+ * (phys_star = c->sum) for PV_VPMU_READ_NONE; PV_VPMU_READ_TRAP counters
+ * have no direct read and must be read with rdmsr by the kernel.
+ * Every policy keeps this one formula valid: policies that keep the count
+ * in the vCPU counter itself (saverestore, raw) leave the thread's sum and
+ * start at 0, so log = phys_star.
+ *
+ * Fixed-width types only: the same structs are compiled by the host (gcc or
+ * clang, x86-64) and the freestanding guest kernel.
+ */
+#ifndef PV_UAPI_VPMU_H
+#define PV_UAPI_VPMU_H
+
+#include <stdint.h>
+
+#define PV_VPMU_ABI_VERSION	1u
+
+/* ---- Architectural PMU MSRs (Intel SDM vol. 3B, ch. 20, version 2) ---- */
+
+#define PV_MSR_IA32_PMC0		0xc1	/* legacy: writes sign-extend bit 31 */
+#define PV_MSR_IA32_PERFEVTSEL0		0x186
+#define PV_MSR_IA32_PERF_CAPABILITIES	0x345
+#define PV_MSR_IA32_FIXED_CTR0		0x309	/* instructions retired */
+#define PV_MSR_IA32_FIXED_CTR1		0x30a	/* core cycles */
+#define PV_MSR_IA32_FIXED_CTR2		0x30b	/* reference cycles */
+#define PV_MSR_IA32_FIXED_CTR_CTRL	0x38d
+#define PV_MSR_IA32_PERF_GLOBAL_STATUS	0x38e
+#define PV_MSR_IA32_PERF_GLOBAL_CTRL	0x38f
+#define PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL	0x390
+#define PV_MSR_IA32_A_PMC0		0x4c1	/* full-width writes */
+
+/*
+ * The slots the architecture reserves for up to 8 GP and 4 fixed counters.
+ * The VMM traps all of them so that the ones we do not offer raise #GP
+ * instead of reaching the host.
+ */
+#define PV_MSR_PMC_SLOTS		8
+#define PV_MSR_FIXED_SLOTS		4
+
+/* IA32_PERFEVTSELx */
+#define PV_EVTSEL_EVENT_MASK		0xffull
+#define PV_EVTSEL_UMASK_SHIFT		8
+#define PV_EVTSEL_UMASK_MASK		(0xffull << 8)
+#define PV_EVTSEL_USR			(1ull << 16)
+#define PV_EVTSEL_OS			(1ull << 17)
+#define PV_EVTSEL_EDGE			(1ull << 18)
+#define PV_EVTSEL_PC			(1ull << 19)
+#define PV_EVTSEL_INT			(1ull << 20)
+#define PV_EVTSEL_ANY			(1ull << 21)	/* v3+: reserved in v2 */
+#define PV_EVTSEL_EN			(1ull << 22)
+#define PV_EVTSEL_INV			(1ull << 23)
+#define PV_EVTSEL_CMASK_SHIFT		24
+#define PV_EVTSEL_CMASK_MASK		(0xffull << 24)
+/* Bits that raise #GP when set in a version-2 PMU. */
+#define PV_EVTSEL_RESERVED		(~0xffffffffull | PV_EVTSEL_ANY)
+
+/* IA32_FIXED_CTR_CTRL: 4 bits per fixed counter */
+#define PV_FIXED_CTRL_OS		0x1u
+#define PV_FIXED_CTRL_USR		0x2u
+#define PV_FIXED_CTRL_ANY		0x4u	/* v3+: reserved in v2 */
+#define PV_FIXED_CTRL_PMI		0x8u
+#define PV_FIXED_CTRL_FIELD(ctrl, i)	(((ctrl) >> (4 * (i))) & 0xf)
+
+/* IA32_PERF_GLOBAL_STATUS / _OVF_CTRL bits other than the counter bits */
+#define PV_GLOBAL_FIXED_SHIFT		32
+#define PV_GLOBAL_OVF_BUF		(1ull << 62)
+#define PV_GLOBAL_COND_CHGD		(1ull << 63)
+
+/* IA32_PERF_CAPABILITIES: we offer full-width counter writes only. */
+#define PV_PERF_CAP_FW_WRITE		(1ull << 13)
+/* CPUID.1:ECX.PDCM says IA32_PERF_CAPABILITIES exists. */
+#define PV_CPUID1_ECX_PDCM		(1u << 15)
+
+/* ---- The PMU we expose ---- */
+
+#define PV_VPMU_VERSION		2
+#define PV_VPMU_NR_GP		4
+#define PV_VPMU_NR_FIXED	3
+#define PV_VPMU_NR_COUNTERS	(PV_VPMU_NR_GP + PV_VPMU_NR_FIXED)
+#define PV_VPMU_WIDTH		48
+#define PV_VPMU_MASK		((1ull << PV_VPMU_WIDTH) - 1)
+/* Counter index: 0..3 are PMC0..3, 4..6 are FIXED_CTR0..2. */
+#define PV_VPMU_FIXED_IDX(j)	(PV_VPMU_NR_GP + (j))
+
+/* ---- Event encodings (PERFEVTSEL event select | umask << 8) ---- */
+
+#define PV_EVENT(code, umask)	((uint16_t)((code) | ((umask) << 8)))
+
+/* Architectural events, in CPUID.0AH:EBX bit order. */
+#define PV_EVENT_CYCLES		PV_EVENT(0x3c, 0x00)	/* EBX bit 0 */
+#define PV_EVENT_INSTRUCTIONS	PV_EVENT(0xc0, 0x00)	/* EBX bit 1 */
+#define PV_EVENT_REF_CYCLES	PV_EVENT(0x3c, 0x01)	/* EBX bit 2 */
+#define PV_EVENT_LLC_REFS	PV_EVENT(0x2e, 0x4f)	/* EBX bit 3 */
+#define PV_EVENT_LLC_MISSES	PV_EVENT(0x2e, 0x41)	/* EBX bit 4 */
+#define PV_EVENT_BRANCHES	PV_EVENT(0xc4, 0x00)	/* EBX bit 5 */
+#define PV_EVENT_BRANCH_MISSES	PV_EVENT(0xc5, 0x00)	/* EBX bit 6 */
+#define PV_ARCH_EVENTS		7
+
+/*
+ * perfvisor virtual events: event select 0xfe is not an architectural
+ * event, so we take it as our vendor-private space; the umask picks the
+ * event.  VM exits by reason use the umask values of enum pv_vpmu_exit.
+ */
+#define PV_EVENT_VIRT_CODE	0xfe
+enum pv_vpmu_exit {
+	PV_EXIT_ALL = 0x01,	/* vmexits: every exit */
+	PV_EXIT_MSR = 0x02,	/* vmexits.msr: rdmsr/wrmsr to userspace */
+	PV_EXIT_IO = 0x03,	/* vmexits.io: port I/O other than hypercalls */
+	PV_EXIT_MMIO = 0x04,	/* vmexits.mmio */
+	PV_EXIT_HLT = 0x05,	/* vmexits.hlt */
+	PV_EXIT_HYPERCALL = 0x06,	/* vmexits.hypercall: out to PV_HC_PORT */
+	PV_EXIT_OTHER = 0x07,	/* interrupt window, signals, ... */
+};
+#define PV_EVENT_VMEXITS	PV_EVENT(PV_EVENT_VIRT_CODE, PV_EXIT_ALL)
+#define PV_EVENT_VMEXITS_MSR	PV_EVENT(PV_EVENT_VIRT_CODE, PV_EXIT_MSR)
+#define PV_EVENT_VMEXITS_IO	PV_EVENT(PV_EVENT_VIRT_CODE, PV_EXIT_IO)
+#define PV_EVENT_VMEXITS_MMIO	PV_EVENT(PV_EVENT_VIRT_CODE, PV_EXIT_MMIO)
+#define PV_EVENT_VMEXITS_HLT	PV_EVENT(PV_EVENT_VIRT_CODE, PV_EXIT_HLT)
+#define PV_EVENT_VMEXITS_HC	PV_EVENT(PV_EVENT_VIRT_CODE, PV_EXIT_HYPERCALL)
+#define PV_EVENT_VMEXITS_OTHER	PV_EVENT(PV_EVENT_VIRT_CODE, PV_EXIT_OTHER)
+#define PV_EVENT_STEAL		PV_EVENT(PV_EVENT_VIRT_CODE, 0x10) /* ns */
+#define PV_EVENT_VMM_TIME	PV_EVENT(PV_EVENT_VIRT_CODE, 0x11) /* ns */
+#define PV_EVENT_IRQS		PV_EVENT(PV_EVENT_VIRT_CODE, 0x12) /* injected */
+/* Host task-clock of the vCPU thread (perf source), in ns. */
+#define PV_EVENT_TASK_CLOCK	PV_EVENT(PV_EVENT_VIRT_CODE, 0x20)
+
+/* ---- Ids carried in struct pv_boot_params (policy_id, source_id) ---- */
+
+enum pv_vpmu_policy_id {
+	PV_VPMU_POLICY_NONE = 0,
+	PV_VPMU_POLICY_OFFSET = 1,
+	PV_VPMU_POLICY_SAVERESTORE = 2,
+	PV_VPMU_POLICY_RAW = 3,
+	/* researchers: take ids from 16 up (docs/policies.md) */
+};
+
+enum pv_vpmu_source_id {
+	PV_VPMU_SOURCE_NONE = 0,
+	PV_VPMU_SOURCE_TSC = 1,
+	PV_VPMU_SOURCE_STEP = 2,
+	PV_VPMU_SOURCE_PERF = 3,
+	PV_VPMU_SOURCE_FAKE = 15,	/* unit tests only */
+};
+
+/* ---- PMU hypercalls (numbers 0-7 are in hypercall.h) ---- */
+
+enum pv_vpmu_hypercall {
+	/*
+	 * (gpa of this vCPU's struct pv_vpmu_vcpu_page): register the page,
+	 * once per vCPU at boot, on that vCPU.  -> 0 or -errno.
+	 */
+	PV_HC_PMU_VCPU_PAGE = 32,
+	/*
+	 * (gpa of outgoing thread page or 0, gpa of incoming thread page or 0,
+	 * flags): the batched suspend/resume pair of a guest thread switch,
+	 * like perfctr-xen's.  Also used with out = 0 after a thread changed
+	 * its own configuration.  The VMM saves/offsets the outgoing thread's
+	 * counters into its page and loads the incoming one; Start* values
+	 * are taken as of the hypercall's return.  -> 0 or -errno.
+	 */
+	PV_HC_PMU_SWITCH = 33,
+	/*
+	 * (): do nothing but exit, so that the VMM checks for overflow now.
+	 * The guest kernel's step code issues it when a step count reaches
+	 * its deadline (zero-skid overflow).  -> 0.
+	 */
+	PV_HC_PMU_POLL = 34,
+	PV_HC_PMU_NR
+};
+
+/* ---- Per-vCPU page ---- */
+
+/* struct pv_vpmu_counter.read: how user code gets Phys(t) without a trap */
+enum pv_vpmu_read {
+	PV_VPMU_READ_NONE = 0,	/* the value is `sum`; nothing runs meanwhile */
+	PV_VPMU_READ_TSC = 1,	/* Phys(t) = rdtsc */
+	PV_VPMU_READ_STEP = 2,	/* Phys(t) = sum of step.count[] in step_mask */
+	PV_VPMU_READ_TRAP = 3,	/* no direct read: rdmsr in the kernel */
+};
+
+/* struct pv_vpmu_counter.flags */
+#define PV_VPMU_CTR_ENABLED	(1u << 0)	/* programmed and enabled */
+#define PV_VPMU_CTR_RUNNING	(1u << 1)	/* Phys(t) - start counts now */
+#define PV_VPMU_CTR_INT		(1u << 2)	/* i-mode: PMI on overflow */
+
+struct pv_vpmu_counter {
+	/* Sum_vcpu: the virtual counter value when accounting last stopped
+	 * or was folded (VMM, at every vCPU resume). Masked to the width. */
+	uint64_t sum;
+	/* Start_vcpu: the physical value at that moment (VMM, same time). */
+	uint64_t start;
+	uint32_t flags;		/* PV_VPMU_CTR_* (VMM) */
+	uint16_t event;		/* PV_EVENT() it counts (VMM) */
+	uint8_t read;		/* enum pv_vpmu_read (VMM) */
+	uint8_t step_mask;	/* bits of step.count[] summed (VMM) */
+	uint64_t reserved;
+};
+
+/* step.count[] slots */
+enum pv_vpmu_step_slot {
+	PV_STEP_USER_INSNS = 0,
+	PV_STEP_KERNEL_INSNS = 1,
+	PV_STEP_USER_BRANCHES = 2,
+	PV_STEP_KERNEL_BRANCHES = 3,
+	PV_STEP_SLOTS = 4,
+};
+
+#define PV_STEP_NO_DEADLINE	UINT64_MAX
+
+/*
+ * The step source's area, on its own cache lines at offset 2048 because the
+ * guest writes it on every stepped instruction while the VMM's half of the
+ * page stays read-mostly.
+ */
+struct pv_vpmu_step {
+	/* VMM, at resume: nonzero = single-step user code and count. */
+	uint32_t enable;
+	uint32_t reserved;
+	/*
+	 * Retired counts.  User slots: the guest kernel's #DB handler, once
+	 * per stepped user instruction (a rep instruction once).  Kernel
+	 * slots: the VMM if it steps CPL0 with KVM_GUESTDBG_SINGLESTEP, else
+	 * they stay 0.  Monotonic, never reset.
+	 */
+	uint64_t count[PV_STEP_SLOTS];
+	/*
+	 * VMM, at resume: when count[i] becomes equal to deadline[i], the
+	 * guest kernel issues PV_HC_PMU_POLL before running more user code,
+	 * so that an overflow is seen exactly at its count.
+	 */
+	uint64_t deadline[PV_STEP_SLOTS];
+};
+
+#define PV_VPMU_CTR_SLOTS	8	/* 7 used; 8 keeps the array 256 bytes */
+#define PV_VPMU_STEP_OFFSET	2048
+
+/*
+ * One per vCPU, registered with PV_HC_PMU_VCPU_PAGE.  The guest kernel maps
+ * all of them read-only into every process.  The VMM writes everything but
+ * `step.count` with the sequence protocol: seq odd while writing.
+ */
+struct pv_vpmu_vcpu_page {
+	uint32_t seq;		/* VMM: odd while it writes, bumped twice */
+	uint32_t abi_version;	/* VMM: PV_VPMU_ABI_VERSION */
+	uint32_t vcpu_id;	/* VMM: index of this vCPU */
+	uint32_t policy_id;	/* VMM: enum pv_vpmu_policy_id */
+	uint32_t source_id;	/* VMM: enum pv_vpmu_source_id */
+	uint32_t width;		/* VMM: counter width, PV_VPMU_WIDTH */
+	uint32_t nr_counters;	/* VMM: PV_VPMU_NR_COUNTERS */
+	uint32_t reserved0;
+	uint64_t tsc_khz;	/* VMM: rate of PV_VPMU_READ_TSC counters */
+	uint64_t global_ctrl;	/* VMM: mirror of IA32_PERF_GLOBAL_CTRL */
+	uint64_t global_status;	/* VMM: mirror of IA32_PERF_GLOBAL_STATUS */
+	/*
+	 * VMM: config_id of the thread page whose configuration is loaded
+	 * (PV_HC_PMU_SWITCH), 0 after the kernel programmed the MSRs
+	 * directly.  The kernel switches with no exit when the incoming
+	 * thread's config_id equals it (offset policy).
+	 */
+	uint64_t config_id;
+	struct pv_vpmu_counter ctr[PV_VPMU_CTR_SLOTS];
+	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 64 - 32 * PV_VPMU_CTR_SLOTS];
+	struct pv_vpmu_step step;
+	uint8_t reserved2[4096 - PV_VPMU_STEP_OFFSET - 72];
+};
+
+_Static_assert(sizeof(struct pv_vpmu_counter) == 32, "vpmu counter size");
+_Static_assert(sizeof(struct pv_vpmu_step) == 72, "vpmu step size");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, tsc_khz) == 32,
+	       "vcpu page layout");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, ctr) == 64,
+	       "vcpu page layout");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step) ==
+	       PV_VPMU_STEP_OFFSET, "vcpu page layout");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.count) ==
+	       PV_VPMU_STEP_OFFSET + 8, "vcpu page layout");
+_Static_assert(sizeof(struct pv_vpmu_vcpu_page) == 4096, "vcpu page size");
+
+/* ---- Per-thread page ---- */
+
+/* struct pv_vpmu_thread_page.flags */
+#define PV_VPMU_THREAD_ACTIVE	(1u << 0)	/* has a configuration */
+
+struct pv_vpmu_thread_counter {
+	/* Sum_thread: logical events of this thread up to its last
+	 * suspend (guest kernel at switch-out, or the VMM in PV_HC_PMU_SWITCH). */
+	uint64_t sum;
+	/* Start*_thread: Phys* when this thread was last resumed (same
+	 * writers, at switch-in; the VMM takes it as of the hypercall's
+	 * return so the hypercall's own cost is not counted). */
+	uint64_t start;
+	/* i-mode: the counter value saved at suspend, restored at resume
+	 * (VMM, in PV_HC_PMU_SWITCH).  The kernel presets it (e.g. to
+	 * 2^48 - period) before the thread's first switch-in. */
+	uint64_t saved;
+	uint64_t reserved;
+};
+
+#define PV_VPMU_MAP_SLOTS	16
+
+/*
+ * One per guest thread that uses counters, mapped read-only into that
+ * thread's process.  Written by the guest kernel, and by the VMM while it
+ * handles PV_HC_PMU_SWITCH for this page (the guest vCPU is then stopped in
+ * its `out`), both with the sequence protocol.
+ */
+struct pv_vpmu_thread_page {
+	uint32_t seq;		/* kernel/VMM: odd while writing */
+	uint32_t smp_id;	/* kernel, at resume: the vCPU it runs on */
+	uint32_t flags;		/* kernel: PV_VPMU_THREAD_* */
+	uint32_t nr_map;	/* kernel: entries used in map[] */
+	/*
+	 * kernel, when the configuration changes: nonzero, and two threads
+	 * with equal config_id have equal evtsel/fixed_ctrl/global_ctrl, so
+	 * the offset policy switches between them with no exit at all.
+	 */
+	uint64_t config_id;
+	/* kernel: the configuration, as IA32 MSR values */
+	uint64_t evtsel[PV_VPMU_NR_GP];
+	uint64_t fixed_ctrl;
+	uint64_t global_ctrl;
+	/* VMM, in PV_HC_PMU_SWITCH: i-mode overflow status of this thread's
+	 * counters that was still undelivered when it was suspended; raised
+	 * again (GLOBAL_STATUS and a PMI) when it resumes */
+	uint64_t pending_status;
+	uint64_t reserved0[4];
+	/* kernel: the counter index (0..6) of the thread's n-th event */
+	uint8_t map[PV_VPMU_MAP_SLOTS];
+	struct pv_vpmu_thread_counter ctr[PV_VPMU_CTR_SLOTS];
+	uint8_t reserved1[4096 - 128 - 32 * PV_VPMU_CTR_SLOTS];
+};
+
+_Static_assert(sizeof(struct pv_vpmu_thread_counter) == 32,
+	       "thread counter size");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_thread_page, config_id) == 16,
+	       "thread page layout");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_thread_page, map) == 112,
+	       "thread page layout");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_thread_page, ctr) == 128,
+	       "thread page layout");
+_Static_assert(sizeof(struct pv_vpmu_thread_page) == 4096, "thread page size");
+
+#endif
