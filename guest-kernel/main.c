@@ -7,6 +7,7 @@
 #include "exec.h"
 #include "kernel.h"
 #include "mm.h"
+#include "pmu_guest.h"
 #include "task.h"
 #include "vfs_glue.h"
 
@@ -62,6 +63,7 @@ static void init_start(struct pv_boot_params *bp)
 	t = task_create_first(p);
 	if (!t)
 		panic("out of memory for the first task");
+	pmu_task_init(t, NULL);
 	memset(t->tf, 0, sizeof(*t->tf));
 	t->tf->rip = res.entry;
 	t->tf->rsp = res.sp;
@@ -96,6 +98,7 @@ void kmain(struct pv_boot_params *bp, u64 cpu_id)
 		while (!bsp_ready)
 			__builtin_ia32_pause();
 		cpu_start(cpu_id);
+		pmu_cpu_init(&cpus[cpu_id]);
 		bkl_lock();
 		sched_idle();
 	}
@@ -108,6 +111,7 @@ void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	cpu_start(0);
 	pmem_init(bp);
 	mm_init_kernel();
+	pmu_cpu_init(&cpus[0]);
 	if (kverbose)
 		kprintf("perfvisor kernel: %lu MiB, %u cpus, tsc %lu kHz, "
 			"initramfs %lu KiB", bp->mem_size >> 20, bp->ncpus,

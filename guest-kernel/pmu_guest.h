@@ -1,39 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The guest half of the virtual PMU: per-thread counter accounting at the
- * scheduler's switch points (Perfctr-Xen's a-mode Sum_thread/Start*_thread
- * and i-mode save/restore).  No-ops until a thread uses counters.
+ * The guest half of the virtual PMU (Nikolaev & Back, VEE 2011): per-CPU
+ * pages the VMM publishes Phys* in, per-thread pages with Sum_thread and
+ * Start*_thread updated only at the scheduler's switch point, the single-
+ * stepping #DB handler of the `step` source, and the PMI handler.
  */
 #ifndef KERNEL_PMU_GUEST_H
 #define KERNEL_PMU_GUEST_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct task;
-
-static inline void pmu_switch_out(struct task *t)
-{
-	(void)t;
-}
-
-static inline void pmu_switch_in(struct task *t)
-{
-	(void)t;
-}
-
+struct cpu;
 struct trapframe;
 
-/* PMI (LVTPC vector): find the owning thread, deliver or mark pending. */
-static inline void pmu_pmi(struct trapframe *tf)
-{
-	(void)tf;
-}
-
-/* #DB from user mode for the step source; false when not ours. */
-static inline bool pmu_debug_trap(struct trapframe *tf)
-{
-	(void)tf;
-	return false;
-}
+void pmu_cpu_init(struct cpu *c);
+/* The switch point: prev's counts folded, next's started (a-mode), or
+ * one batched hypercall when the policy needs the VMM (i-mode). */
+void pmu_switch(struct task *prev, struct task *next, struct cpu *c);
+void pmu_task_init(struct task *t, struct task *parent);
+void pmu_task_exit(struct task *t);
+void pmu_task_free(struct task *t);
+/* Before returning to user mode: single-step when the step source runs. */
+void pmu_user_return(struct task *t, struct trapframe *tf);
+/* A user instruction retired without a #DB (syscall, int $0x80). */
+void pmu_count_trap_insn(struct task *t);
+bool pmu_debug_trap(struct trapframe *tf);
+void pmu_pmi(struct trapframe *tf);
 
 #endif

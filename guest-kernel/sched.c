@@ -63,6 +63,7 @@ void task_free(struct task *t)
 			break;
 		}
 	}
+	pmu_task_free(t);
 	t->run_next = kstack_free;
 	kstack_free = t;
 }
@@ -145,10 +146,9 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 
 	prev->run_tsc += now - prev->switched_in_tsc;
 	next->switched_in_tsc = now;
-	if (prev->mm) {
-		pmu_switch_out(prev);
+	pmu_switch(prev, next, c);
+	if (prev->mm)
 		fxsave(prev->fxsave);
-	}
 	next->state = TASK_RUNNING;
 	next->cpu = c;
 	if (next->mm) {
@@ -157,7 +157,6 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 		fxrstor(next->fxsave);
 		if (next->fs_base != prev->fs_base || !prev->mm)
 			wrmsr(0xc0000100, next->fs_base);
-		pmu_switch_in(next);
 	}
 	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
 	switch_stacks(&prev->ksp, next->ksp);
@@ -314,6 +313,7 @@ void return_to_user(struct trapframe *tf)
 			break;
 		signal_deliver(tf);
 	}
+	pmu_user_return(t, tf);
 	bkl_unlock();
 }
 

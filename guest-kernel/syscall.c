@@ -5,6 +5,7 @@
  */
 #include "kernel.h"
 #include "mm.h"
+#include "pmu_guest.h"
 #include "task.h"
 
 typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
@@ -314,6 +315,7 @@ void syscall_dispatch(struct trapframe *tf)
 
 	bkl_lock();
 	tf->rflags = (tf->r11 & RFLAGS_USER) | RFLAGS_IF | 2;
+	pmu_count_trap_insn(current_task());
 	if (likely(nr < NR_MAX && sys_table[nr])) {
 		tf->rax = sys_table[nr](tf->rdi, tf->rsi, tf->rdx, tf->r10,
 					tf->r8, tf->r9);

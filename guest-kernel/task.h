@@ -10,6 +10,8 @@
 #define NSIG		64
 
 struct fdtable;
+struct pv_vpmu_vcpu_page;
+struct pv_vpmu_thread_page;
 
 struct sigaction_k {
 	u64 handler;
@@ -73,6 +75,10 @@ struct task {
 	u64 switched_in_tsc;
 	struct task *all_next;		/* every task, for tid lookup */
 	bool vfork_child;
+	struct pv_vpmu_thread_page *tpage;	/* counters, when it has any */
+	u32 pmu_count_mask;		/* counters offset at switches (a-mode) */
+	u32 pmu_int_mask;		/* counters saved/restored (i-mode) */
+	u64 step_rip;			/* user RIP at the last return (step) */
 	u64 fault_addr;			/* cr2 of the last user fault */
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */
@@ -97,6 +103,7 @@ struct cpu {
 	bool timer_on;
 	bool idle;
 	struct task *idle_task;
+	struct pv_vpmu_vcpu_page *vpage;	/* Phys* from the VMM */
 	u64 ticks;
 	struct tss tss;
 	u64 gdt[8];

@@ -105,6 +105,7 @@ void trap(struct trapframe *tf)
 	bkl_lock();
 	if (v == 6 && trap_is_int80(tf)) {
 		tf->rip += 2;
+		pmu_count_trap_insn(t);
 		syscall_i386(tf);
 		return_to_user(tf);
 		return;

@@ -174,8 +174,9 @@ void pmu_vcpu_publish(struct pmu_vcpu *v)
 		pc->event = c->event;
 		pc->read = read;
 		pc->step_mask = read == PV_VPMU_READ_STEP ? mask : 0;
+		/* Bit 1 asks the kernel to decode branches as well. */
 		if (c->running && read == PV_VPMU_READ_STEP)
-			step = 1;
+			step |= 1 | ((mask & (1u << PV_STEP_USER_BRANCHES)) ? 2 : 0);
 	}
 	/* The guest kernel steps only while some counter needs it. */
 	p->step.enable = step;

@@ -91,3 +91,8 @@ struct pmu_source *pmu_event_source(struct pmu *pmu, uint16_t event,
 		return pmu->virt;
 	return NULL;
 }
+
+bool pmu_event_supported(struct pmu *pmu, uint16_t event, unsigned int mode)
+{
+	return pmu_event_source(pmu, event, mode) != NULL;
+}

@@ -206,6 +206,8 @@ void pmu_vcpu_get_stats(const struct pmu_vcpu *v, struct pmu_vcpu_stats *s);
 /* perf-style names: "instructions", "vmexits.msr", ... -> PV_EVENT(). */
 int pmu_event_lookup(const char *name, uint16_t *event);
 const char *pmu_event_name(uint16_t event);
+/* Can this PMU count `event` in `mode` (PMU_MODE_*)?  perf's <not supported>. */
+bool pmu_event_supported(struct pmu *pmu, uint16_t event, unsigned int mode);
 
 /*
  * Value of virtual counter `idx` as the guest would read it now (tests,

@@ -31,6 +31,7 @@ struct pv_memmap_entry {
 
 /* flags */
 #define PV_BOOT_VERBOSE		(1u << 0)
+#define PV_BOOT_STEAL		(1u << 4)	/* KVM steal time works */
 #define PV_BOOT_TTY(fd)		(1u << (1 + (fd)))	/* VMM fd 0-2 is a tty */
 
 struct pv_boot_params {
@@ -50,15 +51,18 @@ struct pv_boot_params {
 	uint32_t args_len;		/* bytes used in args[] */
 	uint64_t realtime_ns;		/* host CLOCK_REALTIME at boot ... */
 	uint64_t realtime_tsc;		/* ... and the TSC then (guest TSC = host's) */
+	uint64_t stat_evtsel[4];	/* vmm stat: IA32_PERFEVTSELx per thread */
+	uint32_t stat_nr;		/* counters used in stat_evtsel */
+	uint32_t pad0;
 	struct pv_memmap_entry memmap[PV_MAX_MEMMAP];
 	char init_path[256];		/* program to run, e.g. "/bin/hello" */
 	char args[PV_BOOT_ARGS_SIZE];	/* NUL-terminated strings */
 };
 
 _Static_assert(sizeof(struct pv_memmap_entry) == 24, "memmap entry size");
-_Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 88,
+_Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 128,
 	       "boot params layout");
-_Static_assert(sizeof(struct pv_boot_params) == 88 + 24 * PV_MAX_MEMMAP + 256
+_Static_assert(sizeof(struct pv_boot_params) == 128 + 24 * PV_MAX_MEMMAP + 256
 	       + PV_BOOT_ARGS_SIZE, "boot params size");
 _Static_assert(sizeof(struct pv_boot_params) <= 8192, "boot params fit 2 pages");
 

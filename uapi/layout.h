@@ -22,6 +22,7 @@
 #define PV_PML4_PHYS		0x4000ull	/* boot PML4 */
 #define PV_PDPT_PHYS		0x5000ull	/* PDPT for the KERNEL_BASE slot */
 #define PV_PD_PHYS		0x6000ull	/* 2 PD pages: 2 GiB of 2 MiB pages */
+#define PV_STEAL_PHYS		0x8000ull	/* KVM steal-time records, 64 B/vCPU */
 #define PV_KERNEL_PHYS		0x200000ull	/* kernel image is linked here */
 
 /* User address space (lower half). */

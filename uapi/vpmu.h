@@ -234,7 +234,8 @@ enum pv_vpmu_step_slot {
  * page stays read-mostly.
  */
 struct pv_vpmu_step {
-	/* VMM, at resume: nonzero = single-step user code and count. */
+	/* VMM, at resume: bit 0 = single-step user code and count
+	 * instructions; bit 1 = also classify branches. */
 	uint32_t enable;
 	uint32_t reserved;
 	/*

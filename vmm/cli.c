@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "layout.h"
+#include "pmu.h"
 
 enum {
 	OPT_CPUS = 0x100,
@@ -16,6 +17,10 @@ enum {
 	OPT_KERNEL,
 	OPT_TIMEOUT,
 	OPT_REPORT_FD,
+	OPT_SOURCE,
+	OPT_POLICY,
+	OPT_PER_THREAD,
+	OPT_JSON,
 };
 
 static const struct option run_options[] = {
@@ -26,6 +31,14 @@ static const struct option run_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "report-fd", required_argument, NULL, OPT_REPORT_FD },
+	{ "source", required_argument, NULL, OPT_SOURCE },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "event", required_argument, NULL, 'e' },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "field-separator", required_argument, NULL, 'x' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "output", required_argument, NULL, 'o' },
+	{ "repeat", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -34,8 +47,58 @@ static const struct option run_options[] = {
 static const char run_usage[] =
 	"usage: vmm run [--cpus N] [--mem SIZE] [--file HOST:GUEST]... "
 	"[--env K=V]...\n"
-	"               [--kernel FILE] [--timeout SECONDS] [-v] [--] "
+	"               [--kernel FILE] [--timeout SECONDS] [--source tsc|step|perf]\n"
+	"               [--policy offset|saverestore|raw] [-v] [--] "
 	"PROGRAM [ARGS...]\n";
+
+static const char stat_usage[] =
+	"usage: vmm stat [-e EVENT[,EVENT...]]... [--per-thread] [-x SEP] [--json]\n"
+	"                [-o FILE] [-r N] [--source tsc|step|perf]\n"
+	"                [--policy offset|saverestore|raw] [vmm run options] [--]\n"
+	"                PROGRAM [ARGS...]\n"
+	"events: instructions cycles ref-cycles branches task-clock vmexits\n"
+	"        vmexits.msr vmexits.io vmexits.hypercall steal vmm-time, each\n"
+	"        with :u (user) or :k (kernel); counts go to stderr or -o FILE\n";
+
+/* "instructions:u,cycles" -> the stat event table; 0 or -1 with err. */
+static int cli_parse_events(struct vmm_stat *st, char *list, char *err,
+			    size_t errlen)
+{
+	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		char *mods = strchr(name, ':');
+		unsigned int mode = 0;
+		int i = st->nevents;
+
+		if (i == VMM_STAT_EVENTS) {
+			snprintf(err, errlen, "-e: at most %d events",
+				 VMM_STAT_EVENTS);
+			return -1;
+		}
+		snprintf(st->names[i], sizeof(st->names[i]), "%s", name);
+		if (mods)
+			*mods++ = 0;
+		for (; mods && *mods; mods++) {
+			if (*mods == 'u')
+				mode |= PMU_MODE_USR;
+			else if (*mods == 'k')
+				mode |= PMU_MODE_OS;
+			else {
+				snprintf(err, errlen, "-e: bad modifier '%c' in "
+					 "'%s' (u or k)", *mods, st->names[i]);
+				return -1;
+			}
+		}
+		if (pmu_event_lookup(name, &st->event[i])) {
+			snprintf(err, errlen, "-e: unknown event '%s' (see vmm "
+				 "stat --help)", name);
+			return -1;
+		}
+		st->mode[i] = mode ? mode : PMU_MODE_ALL;
+		st->nevents++;
+	}
+	return 0;
+}
 
 /* "64M", "1G", "262144K", "134217728": bytes, with 1024-based suffixes. */
 int cli_parse_size(const char *s, uint64_t *out)
@@ -79,6 +142,12 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
 		  char *err, size_t errlen)
 {
+	return cli_parse(argc, argv, false, cfg, err, errlen);
+}
+
+int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
+	      char *err, size_t errlen)
+{
 	const char *base;
 	long n;
 	int c;
@@ -86,11 +155,46 @@ int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->ncpus = 1;
 	cfg->mem_size = 128ull << 20;
+	cfg->source = "tsc";
+	cfg->policy = "offset";
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at PROGRAM so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+vh", run_options, NULL)) != -1) {
+	cfg->stat_mode = stat;
+	cfg->stat.repeat = 1;
+	while ((c = getopt_long(argc, argv, stat ? "+vhe:x:o:r:" : "+vh",
+				run_options, NULL)) != -1) {
+		if (!stat && (c == 'e' || c == 'x' || c == 'o' || c == 'r' ||
+			      c == OPT_PER_THREAD || c == OPT_JSON)) {
+			snprintf(err, errlen, "'%s' is a vmm stat option",
+				 argv[optind - 1]);
+			return -1;
+		}
 		switch (c) {
+		case 'e':
+			if (cli_parse_events(&cfg->stat, optarg, err, errlen))
+				return -1;
+			break;
+		case 'x':
+			cfg->stat.sep = optarg;
+			break;
+		case 'o':
+			cfg->stat.output = optarg;
+			break;
+		case 'r':
+			if (parse_int(optarg, 1, 1000, &n)) {
+				snprintf(err, errlen, "-r: '%s' is not a number "
+					 "from 1 to 1000", optarg);
+				return -1;
+			}
+			cfg->stat.repeat = n;
+			break;
+		case OPT_PER_THREAD:
+			cfg->stat.per_thread = true;
+			break;
+		case OPT_JSON:
+			cfg->stat.json = true;
+			break;
 		case OPT_CPUS:
 			if (parse_int(optarg, 1, 64, &n)) {
 				snprintf(err, errlen, "--cpus: '%s' is not a "
@@ -159,15 +263,21 @@ int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
 			}
 			cfg->report_fd = n;
 			break;
+		case OPT_SOURCE:
+			cfg->source = optarg;
+			break;
+		case OPT_POLICY:
+			cfg->policy = optarg;
+			break;
 		case 'v':
 			cfg->verbose = true;
 			break;
 		case 'h':
-			fputs(run_usage, stdout);
+			fputs(stat ? stat_usage : run_usage, stdout);
 			return 1;
 		default:
-			snprintf(err, errlen, "unknown option '%s' (see vmm run "
-				 "--help)", argv[optind - 1]);
+			snprintf(err, errlen, "unknown option '%s' (see vmm %s "
+				 "--help)", argv[optind - 1], stat ? "stat" : "run");
 			return -1;
 		}
 	}

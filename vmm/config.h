@@ -10,6 +10,21 @@
 #define VMM_MAX_FILES		64
 #define VMM_MAX_ENV		64
 
+#define VMM_STAT_EVENTS		4
+
+/* `vmm stat`: what to count and how to print it. */
+struct vmm_stat {
+	int nevents;
+	char names[VMM_STAT_EVENTS][48];	/* as the user wrote them */
+	uint16_t event[VMM_STAT_EVENTS];	/* PV_EVENT() */
+	unsigned int mode[VMM_STAT_EVENTS];	/* PMU_MODE_* */
+	bool per_thread;
+	bool json;
+	const char *sep;		/* -x: CSV as perf stat -x */
+	const char *output;		/* -o FILE, else stderr */
+	int repeat;			/* -r N */
+};
+
 struct vmm_file {
 	const char *host;
 	const char *guest;		/* absolute guest path */
@@ -28,8 +43,12 @@ struct vmm_config {
 	int nfiles;
 	struct vmm_file files[VMM_MAX_FILES];
 	bool verbose;
+	const char *source;		/* pmu event source: tsc, step, perf */
+	const char *policy;		/* pmu policy: offset, saverestore, raw */
 	double timeout;			/* seconds; 0 = none */
 	int report_fd;			/* vmm bench: resource report */
+	bool stat_mode;			/* vmm stat */
+	struct vmm_stat stat;
 };
 
 #endif

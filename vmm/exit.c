@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "hypercall.h"
+#include "pmu.h"
 #include "vcpu.h"
 
 #define COM1_LSR		(PV_COM1_PORT + 5)
@@ -89,9 +90,20 @@ enum exit_result exit_handle_mmio(struct vcpu *v)
 enum exit_result exit_handle_msr(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
+	int r = PMU_MSR_GP;
 
-	run->msr.error = 1;
-	if (run->exit_reason == KVM_EXIT_X86_RDMSR)
+	if (v->pv && pmu_msr_is_pmu(run->msr.index)) {
+		if (run->exit_reason == KVM_EXIT_X86_RDMSR) {
+			uint64_t val = 0;
+
+			r = pmu_msr_read(v->pv, run->msr.index, &val);
+			run->msr.data = val;
+		} else {
+			r = pmu_msr_write(v->pv, run->msr.index, run->msr.data);
+		}
+	}
+	run->msr.error = r != PMU_MSR_OK;
+	if (run->msr.error && run->exit_reason == KVM_EXIT_X86_RDMSR)
 		run->msr.data = 0;
 	return EXIT_RESUME;
 }

@@ -13,7 +13,10 @@
 #include "guest_mem.h"
 #include "hypercall.h"
 #include "layout.h"
+#include "stat.h"
+#include "stat_report.h"
 #include "vcpu.h"
+#include "vcpu_pmu.h"
 
 #define HC_IO_CHUNK	65536
 
@@ -183,6 +186,20 @@ static int64_t hc_memset(struct vcpu *v, uint64_t dst, uint64_t c,
 	return 0;
 }
 
+static int64_t hc_stat_thread(struct vcpu *v, uint64_t gpa)
+{
+	const struct pv_stat_record *r = vm_gpa_to_hva(v->vm, gpa, sizeof(*r));
+
+	if (!r)
+		return -EFAULT;
+	if (!v->vm->stat)
+		return 0;
+	pthread_mutex_lock(&v->vm->lock);
+	stat_record_add(v->vm->stat, &v->vm->cfg->stat, r);
+	pthread_mutex_unlock(&v->vm->lock);
+	return 0;
+}
+
 enum exit_result hypercall_dispatch(struct vcpu *v)
 {
 	struct kvm_regs *r = vcpu_regs(v);
@@ -211,6 +228,9 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	case PV_HC_ZERO:
 		ret = hc_zero(v, r->rdi, r->rsi);
 		break;
+	case PV_HC_STAT_THREAD:
+		ret = hc_stat_thread(v, r->rdi);
+		break;
 	case PV_HC_MEMCPY:
 		ret = hc_memcpy(v, r->rdi, r->rsi, r->r10);
 		break;
@@ -218,7 +238,9 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		ret = hc_memset(v, r->rdi, r->rsi, r->r10);
 		break;
 	default:
-		ret = -ENOSYS;
+		ret = v->pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
+		      vpmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
+		      -ENOSYS;
 		break;
 	}
 	r->rax = (uint64_t)ret;

@@ -11,6 +11,7 @@
 #include "boot.h"
 #include "layout.h"
 #include "vcpu.h"
+#include "vcpu_pmu.h"
 
 #define CR0_PE		(1u << 0)
 #define CR0_MP		(1u << 1)
@@ -95,10 +96,15 @@ static int vcpu_setup_cpuid(struct vcpu *v)
 			e->ebx = (e->ebx & 0x00ffffff) | ((uint32_t)v->id << 24);
 		} else if (e->function == 0xb || e->function == 0x1f) {
 			e->edx = v->id;
+		} else if (e->function == 0x40000001) {
+			/* KVM_FEATURE_STEAL_TIME */
+			v->vm->steal_time = e->eax & (1u << 5);
 		}
 	}
-	if (ret == 0)
+	if (ret == 0) {
+		vpmu_cpuid_fixup(v->vm, c);
 		ret = ioctl(v->fd, KVM_SET_CPUID2, c);
+	}
 	free(c);
 	return ret;
 }
@@ -110,6 +116,7 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 
 	v->vm = vm;
 	v->id = id;
+	v->pv = pmu_vcpu(vm->pmu, id);
 	v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, id);
 	if (v->fd < 0)
 		return -1;
@@ -198,7 +205,9 @@ void *vcpu_thread(void *arg)
 	struct vm *vm = v->vm;
 
 	while (atomic_load(&vm->stop) == VM_RUNNING) {
+		vpmu_before_run(v);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			vpmu_after_run(v);
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			vm_request_stop(vm, VM_STOP_ERROR, VMM_EXIT_ERROR,
@@ -206,6 +215,7 @@ void *vcpu_thread(void *arg)
 					strerror(errno));
 			break;
 		}
+		vpmu_after_run(v);
 		if (vcpu_handle_exit(v) == EXIT_STOP)
 			break;
 	}

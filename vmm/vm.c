@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "vcpu.h"
 #include "vm.h"
+#include "vcpu_pmu.h"
 
 struct kvm_cap_need {
 	int cap;
@@ -152,6 +153,13 @@ int vm_create(struct vm *vm, const struct vmm_config *cfg)
 		vm_fail(vm, "KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
 		return -1;
 	}
+	vm->tsc_khz = ioctl(vm->fd, KVM_GET_TSC_KHZ, 0);
+	if ((int64_t)vm->tsc_khz <= 0) {
+		vm_fail(vm, "KVM_GET_TSC_KHZ: %s", strerror(errno));
+		return -1;
+	}
+	if (vpmu_vm_setup(vm))
+		return -1;
 	if (vm_mem_alloc(vm))
 		return -1;
 	vm->vcpus = calloc(vm->ncpus, sizeof(*vm->vcpus));
@@ -174,7 +182,6 @@ int vm_vcpus_create(struct vm *vm, uint64_t entry)
 			return -1;
 		}
 	}
-	vm->tsc_khz = ioctl(vm->vcpus[0].fd, KVM_GET_TSC_KHZ, 0);
 	return 0;
 }
 
@@ -189,6 +196,7 @@ void vm_destroy(struct vm *vm)
 	for (int i = 0; vm->vcpus && i < vm->ncpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
 	free(vm->vcpus);
+	vpmu_vm_destroy(vm);
 	if (vm->mem)
 		munmap(vm->mem, vm->mem_size);
 	if (vm->fd >= 0)

@@ -11,6 +11,9 @@
 #include "config.h"
 
 struct kvm_run;
+struct pmu;
+struct pmu_vcpu;
+struct stat_run;
 struct vm;
 
 struct vcpu {
@@ -22,6 +25,10 @@ struct vcpu {
 	pthread_t thread;
 	uint64_t exits;			/* all exits handled by this vCPU */
 	uint64_t hypercalls;
+	struct pmu_vcpu *pv;		/* this vCPU's virtual PMU */
+	uint64_t pmis;			/* PMIs injected */
+	bool pmi_masked;		/* LVTPC masked by our last PMI */
+	uint64_t steal_seen;		/* KVM steal time reported so far, ns */
 };
 
 /* Why the VM stopped; decides the VMM's exit status. */
@@ -38,6 +45,9 @@ struct vm {
 	uint8_t *mem;			/* host mapping of guest RAM at GPA 0 */
 	uint64_t mem_size;
 	uint64_t tsc_khz;
+	struct pmu *pmu;
+	bool steal_time;		/* KVM offers the steal-time MSR */
+	struct stat_run *stat;		/* vmm stat: where records go */
 	pthread_t populate_thread;
 	bool populate_started;
 	int run_size;

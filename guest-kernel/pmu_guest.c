@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Guest side of the virtual PMU.  The layouts are in uapi/vpmu.h; the
+ * arithmetic mirrors pmu/guest_model.c (the reference the VMM is tested
+ * against).  Budget: every instruction here runs emulated, so per-thread
+ * masks are precomputed and the switch path touches only live counters.
+ */
+#include "kernel.h"
+#include "mm.h"
+#include "pmu_guest.h"
+#include "stat.h"
+#include "task.h"
+#include "vpmu.h"
+#include "x86_decode.h"
+
+#define MSR_KVM_STEAL_TIME	0x4b564d03
+#define MASK48			PV_VPMU_MASK
+
+static u32 seq_begin(const volatile u32 *seq)
+{
+	u32 s;
+
+	while ((s = *seq) & 1)
+		__builtin_ia32_pause();
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return s;
+}
+
+static bool seq_retry(const volatile u32 *seq, u32 s)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return *seq != s;
+}
+
+static void tpage_write_begin(struct pv_vpmu_thread_page *t)
+{
+	t->seq++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void tpage_write_end(struct pv_vpmu_thread_page *t)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	t->seq++;
+}
+
+void pmu_cpu_init(struct cpu *c)
+{
+	u64 pa = page_alloc_zero();
+
+	if (!pa)
+		panic("no memory for the vCPU counter page");
+	c->vpage = P2V(pa);
+	hcall(PV_HC_PMU_VCPU_PAGE, pa, 0, 0);
+	/* Host preemption shows in KVM steal time: the tsc source uses it. */
+	if (boot_params->flags & PV_BOOT_STEAL)
+		wrmsr(MSR_KVM_STEAL_TIME, (PV_STEAL_PHYS + 64 * c->id) | 1);
+}
+
+static u64 phys_now(const struct pv_vpmu_counter *ctr,
+		    const struct pv_vpmu_vcpu_page *vp)
+{
+	u64 sum = 0;
+
+	switch (ctr->read) {
+	case PV_VPMU_READ_TSC:
+		return rdtsc();
+	case PV_VPMU_READ_STEP:
+		for (int s = 0; s < PV_STEP_SLOTS; s++)
+			if (ctr->step_mask & (1u << s))
+				sum += vp->step.count[s];
+		return sum;
+	default:
+		return ctr->start;
+	}
+}
+
+/* Phys*(now) of counter i on this vCPU: Sum_vcpu + Phys - Start_vcpu. */
+static u64 phys_star(const struct pv_vpmu_vcpu_page *vp, int i)
+{
+	const struct pv_vpmu_counter *ctr = &vp->ctr[i];
+	u64 v;
+	u32 s;
+
+	do {
+		s = seq_begin(&vp->seq);
+		v = ctr->sum;
+		if (ctr->flags & PV_VPMU_CTR_RUNNING)
+			v = (v + phys_now(ctr, vp) - ctr->start) & MASK48;
+	} while (seq_retry(&vp->seq, s));
+	return v;
+}
+
+/* Which counters a thread page counts, and which interrupt (i-mode). */
+static void task_masks(struct task *t)
+{
+	struct pv_vpmu_thread_page *tp = t->tpage;
+
+	t->pmu_count_mask = 0;
+	t->pmu_int_mask = 0;
+	for (int i = 0; i < PV_VPMU_NR_GP; i++) {
+		u64 e = tp->evtsel[i];
+
+		if (!(tp->global_ctrl & (1ull << i)) ||
+		    !(e & PV_EVTSEL_EN) ||
+		    !(e & (PV_EVTSEL_USR | PV_EVTSEL_OS)))
+			continue;
+		if (e & PV_EVTSEL_INT)
+			t->pmu_int_mask |= 1u << i;
+		else
+			t->pmu_count_mask |= 1u << i;
+	}
+}
+
+/* New task: inherit the parent's configuration (perf's inherit), or the
+ * `vmm stat` events for the first task. */
+void pmu_task_init(struct task *t, struct task *parent)
+{
+	struct pv_vpmu_thread_page *tp;
+	u64 pa;
+
+	if (!(parent ? parent->tpage != NULL : boot_params->stat_nr))
+		return;
+	pa = page_alloc_zero();
+	if (!pa)
+		return;
+	tp = P2V(pa);
+	t->tpage = tp;
+	tp->flags = PV_VPMU_THREAD_ACTIVE;
+	if (parent) {
+		memcpy(tp->evtsel, parent->tpage->evtsel, sizeof(tp->evtsel));
+		tp->fixed_ctrl = parent->tpage->fixed_ctrl;
+		tp->global_ctrl = parent->tpage->global_ctrl;
+		tp->config_id = parent->tpage->config_id;
+		tp->nr_map = parent->tpage->nr_map;
+		memcpy(tp->map, parent->tpage->map, sizeof(tp->map));
+	} else {
+		for (u32 i = 0; i < boot_params->stat_nr && i < 4; i++) {
+			tp->evtsel[i] = boot_params->stat_evtsel[i];
+			tp->global_ctrl |= 1ull << i;
+			tp->map[i] = i;
+		}
+		tp->nr_map = boot_params->stat_nr;
+		tp->config_id = 1;
+	}
+	task_masks(t);
+}
+
+static bool switch_needs_vmm(const struct pv_vpmu_vcpu_page *vp,
+			     struct task *out, struct task *in)
+{
+	switch (vp->policy_id) {
+	case PV_VPMU_POLICY_OFFSET:
+		if ((out && out->pmu_int_mask) || (in && in->pmu_int_mask))
+			return true;
+		return in && in->tpage && (in->pmu_count_mask ||
+					   in->pmu_int_mask) &&
+		       in->tpage->config_id != vp->config_id;
+	case PV_VPMU_POLICY_SAVERESTORE:
+		return (out && (out->pmu_count_mask | out->pmu_int_mask)) ||
+		       (in && (in->pmu_count_mask | in->pmu_int_mask));
+	default:
+		return false;
+	}
+}
+
+/* The paper's a-mode at a switch with no exit. */
+static void switch_offset(const struct pv_vpmu_vcpu_page *vp,
+			  struct task *out, struct task *in)
+{
+	u32 m = (out ? out->pmu_count_mask : 0) | (in ? in->pmu_count_mask : 0);
+
+	for (int i = 0; m; i++, m >>= 1) {
+		u64 ps;
+
+		if (!(m & 1))
+			continue;
+		ps = phys_star(vp, i);
+		if (out && (out->pmu_count_mask & (1u << i)))
+			out->tpage->ctr[i].sum += (ps - out->tpage->ctr[i].start) &
+						  MASK48;
+		if (in && (in->pmu_count_mask & (1u << i)))
+			in->tpage->ctr[i].start = ps;
+	}
+}
+
+void pmu_switch(struct task *prev, struct task *next, struct cpu *c)
+{
+	const struct pv_vpmu_vcpu_page *vp = c->vpage;
+	struct task *out = prev->tpage ? prev : NULL;
+	struct task *in = next->tpage ? next : NULL;
+
+	if (!out && !in)
+		return;
+	if (switch_needs_vmm(vp, out, in)) {
+		if (in) {
+			tpage_write_begin(in->tpage);
+			in->tpage->smp_id = c->id;
+			tpage_write_end(in->tpage);
+		}
+		/* One batched suspend/resume, like perfctr-xen's. */
+		hcall(PV_HC_PMU_SWITCH, out ? V2P(out->tpage) : 0,
+		      in ? V2P(in->tpage) : 0, 0);
+		return;
+	}
+	if (vp->policy_id != PV_VPMU_POLICY_OFFSET) {
+		if (in)
+			in->tpage->smp_id = c->id;
+		return;
+	}
+	if (out)
+		tpage_write_begin(out->tpage);
+	if (in) {
+		tpage_write_begin(in->tpage);
+		in->tpage->smp_id = c->id;
+	}
+	switch_offset(vp, out, in);
+	if (in)
+		tpage_write_end(in->tpage);
+	if (out)
+		tpage_write_end(out->tpage);
+}
+
+/* The running thread's logical count: Sum_thread + Phys* - Start*. */
+static u64 task_count(struct task *t, int i)
+{
+	struct pv_vpmu_thread_page *tp = t->tpage;
+
+	return tp->ctr[i].sum +
+	       ((phys_star(t->cpu->vpage, i) - tp->ctr[i].start) & MASK48);
+}
+
+/* Thread exit: report its counts to the VMM (`vmm stat`). */
+void pmu_task_exit(struct task *t)
+{
+	struct pv_stat_record r;
+	u64 now = rdtsc();
+
+	if (!t->tpage || !boot_params->stat_nr)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.pid = t->proc->pid;
+	r.tid = t->tid;
+	memcpy(r.comm, t->comm, sizeof(r.comm));
+	r.run_ns = ns_from_tsc(t->run_tsc + now - t->switched_in_tsc);
+	for (u32 i = 0; i < boot_params->stat_nr && i < PV_STAT_MAX_EVENTS; i++)
+		r.count[i] = task_count(t, t->tpage->map[i]);
+	hcall(PV_HC_STAT_THREAD, V2P(&r), 0, 0);
+}
+
+void pmu_task_free(struct task *t)
+{
+	if (t->tpage)
+		page_free(V2P(t->tpage));
+	t->tpage = NULL;
+}
+
+/* ---- the step source: exact user instructions by single-stepping ---- */
+
+#define RFLAGS_TF	0x100ull
+
+void pmu_user_return(struct task *t, struct trapframe *tf)
+{
+	const struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
+
+	if (vp && vp->step.enable)
+		tf->rflags |= RFLAGS_TF;
+	else
+		tf->rflags &= ~RFLAGS_TF;
+	t->step_rip = tf->rip;
+}
+
+/* Read the instruction at a user address (15 bytes at most, less at the
+ * end of a mapping); false when nothing is readable. */
+static bool insn_fetch(u64 rip, u8 *buf, size_t *len)
+{
+	size_t n = X86_MAX_INSN_LEN;
+
+	if (!user_range_ok(rip, n))
+		return false;
+	while (n && copy_from_user(buf, (void *)rip, n))
+		n = 4096 - (rip & 4095) < n ? 4096 - (rip & 4095) : n - 1;
+	*len = n;
+	return n > 0;
+}
+
+static void step_count(struct pv_vpmu_vcpu_page *vp, int slot)
+{
+	u64 c = ++vp->step.count[slot];
+
+	/* Zero skid: the VMM sees the overflow before another instruction. */
+	if (c == vp->step.deadline[slot])
+		hcall(PV_HC_PMU_POLL, 0, 0, 0);
+}
+
+bool pmu_debug_trap(struct trapframe *tf)
+{
+	struct task *t = current_task();
+	struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
+	struct x86_insn_class ic;
+	u8 buf[X86_MAX_INSN_LEN];
+	size_t len;
+	u64 dr6;
+
+	__asm__ volatile("mov %%dr6, %0" : "=r"(dr6));
+	if (!(dr6 & 0x4000) || !vp || !vp->step.enable)
+		return false;			/* not a single-step trap */
+	__asm__ volatile("mov %0, %%dr6" : : "r"(0xffff0ff0ull));
+	/* RIP unchanged: a rep string iteration (retires once, at the end)
+	 * or a jump to itself (retires every time). */
+	if (tf->rip == t->step_rip) {
+		if (insn_fetch(tf->rip, buf, &len) &&
+		    !x86_classify(buf, len, &ic) && ic.rep_string)
+			return true;
+	}
+	if ((vp->step.enable & 2) && insn_fetch(t->step_rip, buf, &len) &&
+	    !x86_classify(buf, len, &ic) && x86_is_branch(ic.branch))
+		step_count(vp, PV_STEP_USER_BRANCHES);
+	step_count(vp, PV_STEP_USER_INSNS);
+	return true;
+}
+
+void pmu_count_trap_insn(struct task *t)
+{
+	struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
+
+	if (vp && vp->step.enable)
+		step_count(vp, PV_STEP_USER_INSNS);
+}
+
+/* PMI: not delivered to threads yet; unmask LVTPC for the next one. */
+void pmu_pmi(struct trapframe *tf)
+{
+	(void)tf;
+	wrmsr(0x834, VEC_PMI);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `vmm stat`: the guest kernel counts the events the VMM asked for (boot
+ * parameters) in every thread of the program, inherited across clone and
+ * fork, and reports each thread's logical counts when it exits.
+ */
+#ifndef PV_UAPI_STAT_H
+#define PV_UAPI_STAT_H
+
+#include <stdint.h>
+
+#define PV_STAT_MAX_EVENTS	4	/* the general-purpose counters */
+
+/* PV_HC_STAT_THREAD (gpa of this record): one exited thread's counts. */
+struct pv_stat_record {
+	int32_t pid;
+	int32_t tid;
+	char comm[16];
+	uint64_t run_ns;		/* the thread's CPU time */
+	uint64_t count[PV_STAT_MAX_EVENTS];
+};
+
+_Static_assert(sizeof(struct pv_stat_record) == 64, "stat record size");
+
+#endif

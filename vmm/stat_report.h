@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef VMM_STAT_REPORT_H
+#define VMM_STAT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+
+struct pv_boot_params;
+struct pmu;
+struct pv_stat_record;
+
+/* One exited thread's counts, indexed like cfg->stat events. */
+struct stat_thread {
+	int pid, tid;
+	char comm[16];
+	uint64_t run_ns;
+	uint64_t count[VMM_STAT_EVENTS];
+};
+
+/* What one `vmm stat` run collected. */
+struct stat_run {
+	bool supported[VMM_STAT_EVENTS];
+	int slot[VMM_STAT_EVENTS];	/* guest counter of event i, or -1 */
+	int nthreads, cap;
+	struct stat_thread *threads;
+	double elapsed_s;
+};
+
+/* Fill the boot parameters' stat events for the supported ones. */
+void stat_prepare(const struct vmm_stat *st, struct pmu *pmu,
+		  struct pv_boot_params *bp, struct stat_run *run);
+/* PV_HC_STAT_THREAD: one record (called under the VM lock). */
+void stat_record_add(struct stat_run *run, const struct vmm_stat *st,
+		     const struct pv_stat_record *r);
+/* Print like perf stat: human, -x SEP (CSV), or --json. */
+void stat_print(FILE *f, const struct vmm_config *cfg,
+		const struct stat_run *runs, int nruns);
+void stat_run_free(struct stat_run *run);
+/* Defaults when no -e: what the source counts among the usual events. */
+void stat_default_events(struct vmm_stat *st, const char *source);
+
+#endif

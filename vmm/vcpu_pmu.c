@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * KVM side of the virtual PMU: route the guest's PMU MSRs to user space
+ * (KVM_X86_SET_MSR_FILTER denies exactly those ranges), publish CPUID leaf
+ * 0xA, call pmu/ at every exit and entry, inject PMIs as MSIs at the
+ * vector the guest programmed in LVTPC and mask LVTPC as hardware does,
+ * and feed KVM steal time to the tsc source.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "hypercall.h"
+#include "layout.h"
+#include "vcpu.h"
+#include "vcpu_pmu.h"
+
+#define APIC_LVTPC		0x340
+#define APIC_LVT_MASKED		(1u << 16)
+
+static int vpmu_msr_filter(struct vm *vm)
+{
+	struct kvm_enable_cap cap = {
+		.cap = KVM_CAP_X86_USER_SPACE_MSR,
+		.args[0] = KVM_MSR_EXIT_REASON_FILTER,
+	};
+	struct kvm_msr_filter f = { .flags = KVM_MSR_FILTER_DEFAULT_ALLOW };
+	const struct pmu_msr_range *r;
+	static const uint8_t deny[64];	/* bitmap of zeros: deny all */
+	size_t n;
+
+	if (ioctl(vm->fd, KVM_ENABLE_CAP, &cap) < 0)
+		return -1;
+	r = pmu_msr_ranges(&n);
+	if (n > KVM_MSR_FILTER_MAX_RANGES)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		f.ranges[i].flags = KVM_MSR_FILTER_READ | KVM_MSR_FILTER_WRITE;
+		f.ranges[i].base = r[i].base;
+		f.ranges[i].nmsrs = r[i].count;
+		f.ranges[i].bitmap = (uint8_t *)deny;
+		if (r[i].count > 8 * sizeof(deny))
+			return -1;
+	}
+	return ioctl(vm->fd, KVM_X86_SET_MSR_FILTER, &f);
+}
+
+int vpmu_vm_setup(struct vm *vm)
+{
+	struct pmu_config cfg = {
+		.source = vm->cfg->source,
+		.policy = vm->cfg->policy,
+		.nr_vcpus = vm->ncpus,
+		.tsc_khz = vm->tsc_khz,
+	};
+	const char *why = NULL;
+
+	if (pmu_create(&cfg, &vm->pmu, &why)) {
+		snprintf(vm->stop_msg, sizeof(vm->stop_msg), "pmu: %s",
+			 why ? why : "cannot create");
+		return -1;
+	}
+	if (vpmu_msr_filter(vm)) {
+		snprintf(vm->stop_msg, sizeof(vm->stop_msg),
+			 "KVM MSR filter for the PMU: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void vpmu_vm_destroy(struct vm *vm)
+{
+	if (vm->pmu)
+		pmu_destroy(vm->pmu);
+	vm->pmu = NULL;
+}
+
+void vpmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
+{
+	for (uint32_t i = 0; i < c->nent; i++) {
+		struct kvm_cpuid_entry2 *e = &c->entries[i];
+		struct pmu_cpuid_regs r = { e->eax, e->ebx, e->ecx, e->edx };
+
+		if (e->function == 0xa)
+			pmu_cpuid_0xa(vm->pmu, &r);
+		else if (e->function == 1)
+			pmu_cpuid_fixup_leaf1(&r);
+		else
+			continue;
+		e->eax = r.eax;
+		e->ebx = r.ebx;
+		e->ecx = r.ecx;
+		e->edx = r.edx;
+	}
+}
+
+/*
+ * Deliver a PMI: an MSI at the LVTPC vector to this vCPU's APIC, then
+ * LVTPC masked, as the hardware does on delivery.  The guest's handler
+ * unmasks it, which we see the next time we look (before the next PMI).
+ */
+static void vpmu_inject_pmi(struct vcpu *v)
+{
+	struct kvm_lapic_state ls;
+	struct kvm_msi msi = { 0 };
+	uint32_t lvtpc;
+
+	if (ioctl(v->fd, KVM_GET_LAPIC, &ls) < 0)
+		return;
+	memcpy(&lvtpc, ls.regs + APIC_LVTPC, 4);
+	if (lvtpc & APIC_LVT_MASKED)
+		return;
+	msi.address_lo = 0xfee00000u | ((uint32_t)v->id << 12);
+	msi.data = lvtpc & 0xff;
+	lvtpc |= APIC_LVT_MASKED;
+	memcpy(ls.regs + APIC_LVTPC, &lvtpc, 4);
+	ioctl(v->fd, KVM_SET_LAPIC, &ls);
+	ioctl(v->vm->fd, KVM_SIGNAL_MSI, &msi);
+	v->pmis++;
+}
+
+/* Was LVTPC unmasked by the guest since the last PMI? */
+static void vpmu_check_lvtpc(struct vcpu *v)
+{
+	struct kvm_lapic_state ls;
+	uint32_t lvtpc;
+
+	if (!v->pmi_masked || ioctl(v->fd, KVM_GET_LAPIC, &ls) < 0)
+		return;
+	memcpy(&lvtpc, ls.regs + APIC_LVTPC, 4);
+	if (!(lvtpc & APIC_LVT_MASKED)) {
+		v->pmi_masked = false;
+		pmu_vcpu_lvtpc_unmasked(v->pv);
+	}
+}
+
+void vpmu_before_run(struct vcpu *v)
+{
+	vpmu_check_lvtpc(v);
+	if (pmu_vcpu_enter(v->pv)) {
+		vpmu_inject_pmi(v);
+		v->pmi_masked = true;
+	}
+}
+
+/* KVM steal time: the record the guest registered (MSR 0x4b564d03). */
+static void vpmu_steal(struct vcpu *v)
+{
+	uint8_t *rec = vm_gpa_to_hva(v->vm, PV_STEAL_PHYS + 64 * v->id, 64);
+	uint64_t steal;
+
+	if (!rec)
+		return;
+	memcpy(&steal, rec, 8);
+	if (steal > v->steal_seen) {
+		pmu_vcpu_steal(v->pv, steal - v->steal_seen);
+		v->steal_seen = steal;
+	}
+}
+
+void vpmu_after_run(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	enum pmu_exit_reason why = PMU_EXIT_OTHER;
+
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		why = run->io.port == PV_HC_PORT ? PMU_EXIT_HYPERCALL
+						  : PMU_EXIT_IO;
+		break;
+	case KVM_EXIT_MMIO:
+		why = PMU_EXIT_MMIO;
+		break;
+	case KVM_EXIT_X86_RDMSR:
+	case KVM_EXIT_X86_WRMSR:
+		why = PMU_EXIT_MSR;
+		break;
+	case KVM_EXIT_HLT:
+		why = PMU_EXIT_HLT;
+		break;
+	}
+	pmu_vcpu_exit(v->pv, why);
+	vpmu_steal(v);
+}
+
+int64_t vpmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a, uint64_t b,
+		       uint64_t c)
+{
+	void *out, *in;
+
+	(void)c;
+	switch (nr) {
+	case PV_HC_PMU_VCPU_PAGE:
+		in = (a & 4095) ? NULL : vm_gpa_to_hva(v->vm, a, 4096);
+		if (!in)
+			return -EFAULT;
+		pmu_vcpu_set_page(v->pv, in);
+		return 0;
+	case PV_HC_PMU_SWITCH:
+		out = a ? vm_gpa_to_hva(v->vm, a, 4096) : NULL;
+		in = b ? vm_gpa_to_hva(v->vm, b, 4096) : NULL;
+		if ((a && (!out || (a & 4095))) || (b && (!in || (b & 4095))))
+			return -EFAULT;
+		return pmu_thread_switch(v->pv, out, in);
+	case PV_HC_PMU_POLL:
+		return 0;
+	default:
+		return -ENOSYS;
+	}
+}
