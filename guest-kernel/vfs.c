@@ -369,10 +369,10 @@ int vfs_unlink(struct nameres *nr, bool dir)
 	if (dir) {
 		if (n->kind != VN_DIR)
 			return -ENOTDIR;
+		if (n == root)
+			return -EBUSY;
 		if (nr->len == 1 && nr->name[0] == '.')
 			return -EINVAL;
-		if (n == root || is_dev(n))
-			return -EBUSY;
 		if (n->child)
 			return -ENOTEMPTY;
 	} else {
