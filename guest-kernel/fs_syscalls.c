@@ -154,7 +154,7 @@ static int get_path(u64 upath, char *buf)
 
 static bool is_self_exe(const char *p)
 {
-	return p[1] == 'p' && !strcmp(p, "/proc/self/exe");
+	return p[0] == '/' && p[1] == 'p' && !strcmp(p, "/proc/self/exe");
 }
 
 static int cwd_inode(const char *cwd, struct inode **out)
@@ -200,12 +200,10 @@ static int resolve_at(u64 dirfd, const char *path, struct nameres *nr)
 }
 
 /* resolve_at for a node that must exist. */
-static int lookup_at(u64 dirfd, u64 upath, char *buf, struct nameres *nr)
+static int lookup_buf(u64 dirfd, const char *buf, struct nameres *nr)
 {
-	int err = get_path(upath, buf);
+	int err = resolve_at(dirfd, buf, nr);
 
-	if (!err)
-		err = resolve_at(dirfd, buf, nr);
 	if (err)
 		return err;
 	if (!nr->ino)
@@ -213,6 +211,13 @@ static int lookup_at(u64 dirfd, u64 upath, char *buf, struct nameres *nr)
 	if (nr->slash && nr->ino->kind != VN_DIR)
 		return -ENOTDIR;
 	return 0;
+}
+
+static int lookup_at(u64 dirfd, u64 upath, char *buf, struct nameres *nr)
+{
+	int err = get_path(upath, buf);
+
+	return err ? err : lookup_buf(dirfd, buf, nr);
 }
 
 static bool is_tty(struct inode *n)
@@ -709,7 +714,7 @@ SYSCALL(newfstatat)
 		}
 		return stat_out(n, a2);
 	}
-	err = lookup_at(a0, a1, buf, &nr);
+	err = lookup_buf(a0, buf, &nr);
 	return err ? err : stat_out(nr.ino, a2);
 }
 
@@ -824,7 +829,8 @@ SYSCALL(mkdirat)
 	if (!err)
 		err = resolve_at(a0, buf, &nr);
 	if (!err)
-		err = vfs_create(&nr, VS_IFDIR | a2, cur_fdt()->umask);
+		err = vfs_create(&nr, VS_IFDIR | (a2 & 07777),
+				 cur_fdt()->umask);
 	return err;
 }
 
@@ -922,7 +928,7 @@ SYSCALL(readlinkat)
 			len = (u32)a3;
 		return put_user(a2, buf, len) ?: len;
 	}
-	err = lookup_at(a0, a1, buf, &nr);
+	err = lookup_buf(a0, buf, &nr);
 	return err ? err : -EINVAL;
 }
 

@@ -499,6 +499,8 @@ static int reserve(struct inode *n, u64 end)
 		return 0;
 	if (end > (1ull << 40))
 		return -EFBIG;
+	if (end < n->size)
+		end = n->size;		/* a write inside borrowed data */
 	if (n->data_owned && end < 2 * n->cap)
 		end = 2 * n->cap;
 	p = vfs_data_alloc(end, &cap);
@@ -737,7 +739,7 @@ int vfs_open(struct nameres *nr, u32 flags, u32 mode, u32 umask,
 			return -ENOENT;
 		if (flags & VO_DIRECTORY)
 			return -EINVAL;
-		err = vfs_create(nr, VS_IFREG | mode, umask);
+		err = vfs_create(nr, VS_IFREG | (mode & 07777), umask);
 		if (err)
 			return err;
 		n = nr->ino;
