@@ -240,8 +240,10 @@ static s64 pipe_read_wait(struct file *f, u64 buf, u64 len)
 			break;
 		}
 	}
-	if (r > 0)
+	if (r > 0) {
 		wake_all(&p->wwait);
+		wake_all(&vfs_poll_wq);
+	}
 	file_put(f);
 	return r;
 }
@@ -258,6 +260,7 @@ static s64 pipe_write_wait(struct file *f, u64 buf, u64 len)
 		if (r > 0) {
 			done += r;
 			wake_all(&p->rwait);
+			wake_all(&vfs_poll_wq);
 			continue;
 		}
 		if (r != -EAGAIN || (f->flags & VO_NONBLOCK))
@@ -1013,6 +1016,74 @@ SYSCALL(pipe)
 {
 	(void)a1, (void)a2, UNUSED3;
 	return sys_pipe2(a0, 0, 0, 0, 0, 0);
+}
+
+/* ---- poll ---- */
+
+struct pollfd {
+	int fd;
+	u16 events, revents;
+};
+
+#define POLL_MAX	128		/* 1 KiB of pollfds on the stack */
+
+/*
+ * Only pipes are ever not ready.  With nothing ready, an infinite timeout
+ * sleeps until some pipe changes; a finite one returns 0 at once (no
+ * kernel timers yet: callers see an early timeout, never a hang).
+ */
+static s64 do_poll(u64 ufds, u64 nfds, bool forever)
+{
+	struct pollfd pfd[POLL_MAX];
+	struct fdtable *t = cur_fdt();
+	u64 size = nfds * sizeof(pfd[0]);
+	int ready;
+
+	if (nfds > POLL_MAX)
+		return -EINVAL;
+	if (!user_range_ok(ufds, size) || copy_from_user(pfd, (void *)ufds, size))
+		return -EFAULT;
+	for (;;) {
+		ready = 0;
+		for (u64 i = 0; i < nfds; i++) {
+			struct file *f;
+			u32 m;
+
+			if (pfd[i].fd < 0) {
+				pfd[i].revents = 0;
+				continue;
+			}
+			f = fd_file(t, pfd[i].fd);
+			m = f ? vfs_poll_mask(f) &
+				(pfd[i].events | VPOLLERR | VPOLLHUP)
+			      : VPOLLNVAL;
+			pfd[i].revents = m;
+			ready += m != 0;
+		}
+		if (ready || !forever)
+			break;
+		if (sleep_on(&vfs_poll_wq))
+			return -EINTR;
+	}
+	return copy_to_user((void *)ufds, pfd, size) ? -EFAULT : ready;
+}
+
+SYSCALL(poll)
+{
+	UNUSED3;
+	return do_poll(a0, a1, (int)a2 < 0);
+}
+
+SYSCALL(ppoll)
+{
+	u64 ts[2];
+
+	(void)a3, (void)a4, (void)a5;
+	if (a2 && (!user_range_ok(a2, sizeof(ts)) ||
+		   copy_from_user(ts, (void *)a2, sizeof(ts))))
+		return -EFAULT;
+	/* The signal mask (a3) is the signal code's to apply. */
+	return do_poll(a0, a1, !a2);
 }
 
 /* ---- for the rest of the kernel ---- */

@@ -7,6 +7,10 @@
  */
 #include "vfs.h"
 
+/* Woken on every pipe state change: poll() sleeps here (one queue for all
+ * pipes is plenty for shells and pipelines). */
+struct waitq vfs_poll_wq;
+
 int pipe_create(struct file **rd, struct file **wr, u32 flags)
 {
 	struct pipe *p = kmalloc(sizeof(*p));
@@ -98,6 +102,7 @@ void pipe_release(struct inode *n, u32 flags)
 		p->writers--;
 		wake_all(&p->rwait);	/* readers get EOF */
 	}
+	wake_all(&vfs_poll_wq);
 	n->refs--;
 	if (p->readers || p->writers)
 		return;
@@ -106,4 +111,28 @@ void pipe_release(struct inode *n, u32 flags)
 			vfs_page_free(p->page[i]);
 	kfree(p);
 	kfree(n);
+}
+
+/* poll(2) readiness.  Everything but a pipe is always ready: files are in
+ * memory, and the console's read blocks in the VMM. */
+u32 vfs_poll_mask(struct file *f)
+{
+	u32 acc = f->flags & VO_ACCMODE, m = 0;
+	struct pipe *p = f->ino->pipe;
+
+	if (f->ino->kind != VN_PIPE)
+		return VPOLLIN | VPOLLOUT | VPOLLRDNORM | VPOLLWRNORM;
+	if (acc != VO_WRONLY) {
+		if (p->count)
+			m |= VPOLLIN | VPOLLRDNORM;
+		if (!p->writers)
+			m |= VPOLLHUP;
+	}
+	if (acc != VO_RDONLY) {
+		if (VFS_PIPE_SIZE - p->count >= VFS_PIPE_BUF)
+			m |= VPOLLOUT | VPOLLWRNORM;
+		if (!p->readers)
+			m |= VPOLLERR;
+	}
+	return m;
 }

@@ -231,6 +231,17 @@ int pipe_create(struct file **rd, struct file **wr, u32 flags);
 s64 pipe_read(struct pipe *p, void *ubuf, u64 len);
 s64 pipe_write(struct pipe *p, const void *ubuf, u64 len);
 void pipe_release(struct inode *n, u32 flags);
+u32 vfs_poll_mask(struct file *f);
+extern struct waitq vfs_poll_wq;
+
+#define VPOLLIN		0x001
+#define VPOLLPRI	0x002
+#define VPOLLOUT	0x004
+#define VPOLLERR	0x008
+#define VPOLLHUP	0x010
+#define VPOLLNVAL	0x020
+#define VPOLLRDNORM	0x040
+#define VPOLLWRNORM	0x100
 
 /*
  * fs_syscalls.c: what the rest of the kernel calls.
@@ -258,6 +269,7 @@ VFS_SYSCALL(stat);		/* 4 */
 VFS_SYSCALL(fstat);		/* 5 */
 VFS_SYSCALL(lstat);		/* 6 */
 VFS_SYSCALL(lseek);		/* 8 */
+VFS_SYSCALL(poll);		/* 7 */
 VFS_SYSCALL(ioctl);		/* 16 */
 VFS_SYSCALL(pread64);		/* 17 */
 VFS_SYSCALL(pwrite64);		/* 18 */
@@ -289,6 +301,7 @@ VFS_SYSCALL(unlinkat);		/* 263 */
 VFS_SYSCALL(renameat);		/* 264 */
 VFS_SYSCALL(readlinkat);	/* 267 */
 VFS_SYSCALL(faccessat);		/* 269 */
+VFS_SYSCALL(ppoll);		/* 271 */
 VFS_SYSCALL(dup3);		/* 292 */
 VFS_SYSCALL(pipe2);		/* 293 */
 VFS_SYSCALL(renameat2);		/* 316 */

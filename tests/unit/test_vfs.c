@@ -693,7 +693,8 @@ static void test_pipe(void **state)
 	long w0 = wakes;
 
 	file_put(w);
-	assert_int_equal(wakes, w0 + 1);
+	assert_int_equal(wakes, w0 + 2);	/* readers and pollers */
+	assert_int_equal(vfs_poll_mask(r), VPOLLIN | VPOLLRDNORM | VPOLLHUP);
 	assert_int_equal(pipe_read(p, out, 100), 10);
 	assert_int_equal(pipe_read(p, out, 100), 0);
 	file_put(r);
@@ -703,11 +704,17 @@ static void test_pipe(void **state)
 	/* EPIPE once the readers are gone; shared ends via dup */
 	assert_int_equal(pipe_create(&r, &w, 0), 0);
 	p = r->ino->pipe;
+	assert_int_equal(vfs_poll_mask(r), 0);
+	assert_int_equal(vfs_poll_mask(w), VPOLLOUT | VPOLLWRNORM);
+	assert_int_equal(pipe_write(p, in, 1), 1);
+	assert_int_equal(vfs_poll_mask(r), VPOLLIN | VPOLLRDNORM);
+	assert_int_equal(pipe_read(p, out, 1), 1);
 	r->refs++;
 	file_put(r);
 	assert_int_equal(p->readers, 1);
 	file_put(r);
 	assert_int_equal(pipe_write(p, in, 1), -EPIPE);
+	assert_int_equal(vfs_poll_mask(w), VPOLLOUT | VPOLLWRNORM | VPOLLERR);
 	file_put(w);
 	assert_int_equal(live_allocs, allocs);
 }
