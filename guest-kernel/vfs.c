@@ -285,7 +285,7 @@ int vfs_resolve(struct inode *base, const char *path, struct nameres *nr)
 		return -ENOENT;
 	nr->ino = *p == '/' ? root : base;
 	nr->dir = nr->ino->parent;
-	nr->name = ".";
+	nr->name = *p == '/' ? "/" : ".";	/* "/" is neither . nor .. */
 	nr->len = 1;
 	for (;;) {
 		struct inode *cur = nr->ino;
@@ -314,7 +314,7 @@ int vfs_resolve(struct inode *base, const char *path, struct nameres *nr)
 		else
 			nr->ino = dir_lookup(cur, s, nr->len, h);
 		if (!nr->ino && nr->dir->parent == root && nr->dir->nlen == 3 &&
-		    !memcmp(nr->dir->name, "dev", 3) && !*p) {
+		    !memcmp(nr->dir->name, "dev", 3)) {
 			char nm[8];
 
 			if (nr->len < sizeof(nm)) {
@@ -369,10 +369,13 @@ int vfs_unlink(struct nameres *nr, bool dir)
 	if (dir) {
 		if (n->kind != VN_DIR)
 			return -ENOTDIR;
-		if (n == root)
-			return -EBUSY;
+		/* Linux's order: "..", ".", then the root */
+		if (nr->len == 2 && nr->name[0] == '.' && nr->name[1] == '.')
+			return -ENOTEMPTY;
 		if (nr->len == 1 && nr->name[0] == '.')
 			return -EINVAL;
+		if (n == root)
+			return -EBUSY;
 		if (n->child)
 			return -ENOTEMPTY;
 	} else {

@@ -229,6 +229,8 @@ static void test_resolve(void **state)
 	assert_non_null(nr.ino);
 	assert_int_equal(nr.ino->kind, VN_NULL);
 	assert_ptr_equal(lookup("/dev/tty"), vfs_console(1));
+	assert_int_equal(vfs_resolve(vfs_root(), "/dev/null/x", &nr),
+			 -ENOTDIR);
 }
 
 static void test_file_io(void **state)
@@ -423,6 +425,8 @@ static void test_mkdir_rmdir(void **state)
 	assert_int_equal(vfs_unlink(&nr, true), -EINVAL);
 	assert_int_equal(vfs_resolve(vfs_root(), "/", &nr), 0);
 	assert_int_equal(vfs_unlink(&nr, true), -EBUSY);
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1/..", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, true), -ENOTEMPTY);
 	assert_int_equal(vfs_resolve(vfs_root(), "/etc/motd", &nr), 0);
 	assert_int_equal(vfs_unlink(&nr, true), -ENOTDIR);
 	/* rmdir an open directory: it lists nothing, ".." is itself, and
