@@ -201,9 +201,7 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 		     (PV_USER_STACK_TOP & (PV_HUGE_SIZE - 1));
 	sb.sp = sb.top_va;
 
-	execfn = stack_push(&sb, f->name - 1, strlen(f->name) + 2);
-	/* cpio names have no leading '/': write it over the byte before. */
-	sb.top_kva[-(s64)(sb.top_va - execfn)] = '/';
+	execfn = stack_push(&sb, f->name, strlen(f->name) + 1);
 	platform = stack_push(&sb, "x86_64", 7);
 	for (n = envc - 1; n >= 0; n--)
 		uenv[n] = stack_push(&sb, envp[n], strlen(envp[n]) + 1);

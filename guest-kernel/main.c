@@ -9,6 +9,7 @@
 #include "mm.h"
 #include "pmu_guest.h"
 #include "task.h"
+#include "vfs.h"
 #include "vfs_glue.h"
 
 struct pv_boot_params *boot_params;
@@ -54,6 +55,8 @@ static void init_start(struct pv_boot_params *bp)
 	err = exec_lookup(bp->init_path, p->cwd, &f);
 	if (!err)
 		err = exec_load(p->mm, &f, bp->argc, argv, bp->envc, envp, &res);
+	if (!err)
+		fdt_exec(p->fdt);	/* records /proc/self/exe */
 	if (err) {
 		/* The VMM checked the ELF already; this is out of memory. */
 		kprintf("cannot start %s: error %d", bp->init_path, -err);
@@ -112,6 +115,8 @@ void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	pmem_init(bp);
 	mm_init_kernel();
 	pmu_cpu_init(&cpus[0]);
+	if (vfs_init(P2V(bp->initrd_phys), bp->initrd_size))
+		panic("malformed initramfs");
 	if (kverbose)
 		kprintf("perfvisor kernel: %lu MiB, %u cpus, tsc %lu kHz, "
 			"initramfs %lu KiB", bp->mem_size >> 20, bp->ncpus,

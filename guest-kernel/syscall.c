@@ -7,6 +7,7 @@
 #include "mm.h"
 #include "pmu_guest.h"
 #include "task.h"
+#include "vfs.h"
 
 typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 
@@ -20,69 +21,11 @@ typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 #define ARCH_SET_FS		0x1002
 #define ARCH_GET_FS		0x1003
 
-static s64 sys_write(u64 fd, u64 buf, u64 len, u64 a3, u64 a4, u64 a5)
-{
-	(void)a3, (void)a4, (void)a5;
-	if (!user_range_ok(buf, len))
-		return -EFAULT;
-	return hcall(PV_HC_WRITE, fd, buf, len);
-}
 
-static s64 sys_read(u64 fd, u64 buf, u64 len, u64 a3, u64 a4, u64 a5)
-{
-	(void)a3, (void)a4, (void)a5;
-	if (!user_range_ok(buf, len))
-		return -EFAULT;
-	return hcall(PV_HC_READ, fd, buf, len);
-}
 
-struct iovec {
-	u64 base, len;
-};
 
-static s64 sys_rwv(u64 fd, u64 uiov, u64 cnt, bool wr)
-{
-	struct iovec iov[16];
-	s64 total = 0;
 
-	if (cnt > 1024)
-		return -EINVAL;
-	while (cnt) {
-		u64 n = cnt < 16 ? cnt : 16;
 
-		if (!user_range_ok(uiov, n * sizeof(iov[0])) ||
-		    copy_from_user(iov, (void *)uiov, n * sizeof(iov[0])))
-			return -EFAULT;
-		for (u64 i = 0; i < n; i++) {
-			s64 r;
-
-			if (!iov[i].len)
-				continue;
-			r = (wr ? sys_write : sys_read)(fd, iov[i].base,
-							iov[i].len, 0, 0, 0);
-			if (r < 0)
-				return total ? total : r;
-			total += r;
-			if ((u64)r < iov[i].len)
-				return total;
-		}
-		uiov += n * sizeof(iov[0]);
-		cnt -= n;
-	}
-	return total;
-}
-
-static s64 sys_writev(u64 fd, u64 iov, u64 cnt, u64 a3, u64 a4, u64 a5)
-{
-	(void)a3, (void)a4, (void)a5;
-	return sys_rwv(fd, iov, cnt, true);
-}
-
-static s64 sys_readv(u64 fd, u64 iov, u64 cnt, u64 a3, u64 a4, u64 a5)
-{
-	(void)a3, (void)a4, (void)a5;
-	return sys_rwv(fd, iov, cnt, false);
-}
 
 
 static s64 sys_brk(u64 brk, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
@@ -124,21 +67,6 @@ static s64 sys_zero(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 
 
 
-static s64 sys_ioctl(u64 fd, u64 req, u64 arg, u64 a3, u64 a4, u64 a5)
-{
-	u16 ws[4] = { 24, 80, 0, 0 };
-
-	(void)a3, (void)a4, (void)a5;
-	if (fd > 2)
-		return -EBADF;
-	/* A terminal only when the VMM's own descriptor is one. */
-	if (req != TIOCGWINSZ || !(boot_params->flags & PV_BOOT_TTY(fd)))
-		return -ENOTTY;
-	if (!user_range_ok(arg, sizeof(ws)) ||
-	    copy_to_user((void *)arg, ws, sizeof(ws)))
-		return -EFAULT;
-	return 0;
-}
 
 static s64 sys_getpid(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
@@ -252,6 +180,13 @@ static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
 static const sys_fn sys_table[NR_MAX] = {
 	[0] = sys_read,
 	[1] = sys_write,
+	[2] = sys_open,
+	[3] = sys_close,
+	[4] = sys_stat,
+	[5] = sys_fstat,
+	[6] = sys_lstat,
+	[7] = sys_poll,
+	[8] = sys_lseek,
 	[9] = sys_mmap,
 	[10] = sys_mprotect,
 	[11] = sys_munmap,
@@ -260,10 +195,16 @@ static const sys_fn sys_table[NR_MAX] = {
 	[14] = sys_rt_sigprocmask,
 	[15] = sys_rt_sigreturn,
 	[16] = sys_ioctl,
+	[17] = sys_pread64,
+	[18] = sys_pwrite64,
 	[19] = sys_readv,
 	[20] = sys_writev,
+	[21] = sys_access,
+	[22] = sys_pipe,
 	[24] = sys_sched_yield,
 	[28] = sys_zero,		/* madvise: advice only */
+	[32] = sys_dup,
+	[33] = sys_dup2,
 	[35] = sys_nanosleep,
 	[39] = sys_getpid,
 	[56] = sys_clone,
@@ -274,6 +215,21 @@ static const sys_fn sys_table[NR_MAX] = {
 	[61] = sys_wait4,
 	[62] = sys_kill,
 	[63] = sys_uname,
+	[72] = sys_fcntl,
+	[74] = sys_fsync,
+	[75] = sys_fsync,
+	[76] = sys_truncate,
+	[77] = sys_ftruncate,
+	[79] = sys_getcwd,
+	[80] = sys_chdir,
+	[81] = sys_fchdir,
+	[82] = sys_rename,
+	[83] = sys_mkdir,
+	[84] = sys_rmdir,
+	[85] = sys_creat,
+	[87] = sys_unlink,
+	[89] = sys_readlink,
+	[95] = sys_umask,
 	[96] = sys_gettimeofday,
 	[102] = sys_zero,		/* getuid: everyone is root */
 	[104] = sys_zero,		/* getgid */
@@ -292,16 +248,29 @@ static const sys_fn sys_table[NR_MAX] = {
 	[202] = sys_futex,
 	[203] = sys_zero,		/* sched_setaffinity */
 	[204] = sys_sched_getaffinity,
+	[217] = sys_getdents64,
 	[218] = sys_set_tid_address,
 	[228] = sys_clock_gettime,
 	[229] = sys_clock_getres,
 	[230] = sys_clock_nanosleep,
 	[231] = sys_exit_group,
 	[234] = sys_tgkill,
+	[257] = sys_openat,
+	[258] = sys_mkdirat,
+	[262] = sys_newfstatat,
+	[263] = sys_unlinkat,
+	[264] = sys_renameat,
+	[267] = sys_readlinkat,
+	[269] = sys_faccessat,
+	[271] = sys_ppoll,
 	[273] = sys_zero,		/* set_robust_list */
+	[292] = sys_dup3,
+	[293] = sys_pipe2,
 	[302] = sys_prlimit64,
 	[309] = sys_getcpu,
+	[316] = sys_renameat2,
 	[318] = sys_getrandom,
+	[332] = sys_statx,
 };
 
 /* User-settable RFLAGS bits: never IOPL, NT, VM, VIF/VIP. */
@@ -319,6 +288,9 @@ void syscall_dispatch(struct trapframe *tf)
 	if (likely(nr < NR_MAX && sys_table[nr])) {
 		tf->rax = sys_table[nr](tf->rdi, tf->rsi, tf->rdx, tf->r10,
 					tf->r8, tf->r9);
+		/* Writing to a pipe nobody reads: SIGPIPE, as Linux. */
+		if (unlikely((s64)tf->rax == -EPIPE))
+			signal_send(current_task(), SIGPIPE, true);
 	} else {
 		if (kverbose)
 			kprintf("%s[%d]: unknown system call %lu",

@@ -1,26 +1,12 @@
 // SPDX-License-Identifier: MIT
-/*
- * Minimal file layer until the in-memory filesystem lands: descriptors 0-2
- * are the console in every process, and programs are looked up in the
- * initramfs.
- */
+/* Process management's view of the file layer (vfs.h). */
 #include "kernel.h"
-#include "mm.h"
+#include "vfs.h"
 #include "vfs_glue.h"
-
-extern struct pv_boot_params *boot_params;
-
-struct fdtable {
-	int refs;
-};
 
 struct fdtable *fdt_first(void)
 {
-	struct fdtable *f = kmalloc(sizeof(*f));
-
-	if (f)
-		f->refs = 1;
-	return f;
+	return fdt_create_console();
 }
 
 struct fdtable *fdt_fork(struct fdtable *f, bool share)
@@ -29,48 +15,31 @@ struct fdtable *fdt_fork(struct fdtable *f, bool share)
 		f->refs++;
 		return f;
 	}
-	return fdt_first();
+	return fdt_dup(f);
 }
 
 void fdt_release(struct fdtable *f)
 {
-	if (f && --f->refs == 0)
-		kfree(f);
+	if (f)
+		fdt_put(f);
 }
 
 void fdt_exec(struct fdtable *f)
 {
-	(void)f;
-}
-
-struct lookup {
-	const char *path;
-	struct cpio_file *out;
-	bool found;
-};
-
-static bool lookup_cb(const struct cpio_file *f, void *arg)
-{
-	struct lookup *l = arg;
-
-	if (strcmp(f->name, l->path))
-		return true;
-	*l->out = *f;
-	l->found = true;
-	return false;
+	fdt_close_on_exec(f);
 }
 
 int exec_lookup(const char *path, const char *cwd, struct cpio_file *out)
 {
-	struct lookup l = { path, out, false };
+	const u8 *data;
+	u64 size;
+	int err = vfs_exec_lookup(path, cwd, &data, &size);
 
-	(void)cwd;
-	while (*l.path == '/')
-		l.path++;
-	if (cpio_parse(P2V(boot_params->initrd_phys), boot_params->initrd_size,
-		       lookup_cb, &l) || !l.found)
-		return -ENOENT;
-	if ((out->mode & 0170000) != 0100000)
-		return -EACCES;
+	if (err)
+		return err;
+	out->name = path;
+	out->data = data;
+	out->size = size;
+	out->mode = 0100755;
 	return 0;
 }

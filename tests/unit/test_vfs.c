@@ -1,0 +1,771 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guest kernel's file layer (guest-kernel/vfs.c, pipe.c) on the host:
+ * user pointers are plain pointers, and this file provides the hooks the
+ * kernel's fs_syscalls.c provides in the guest (memory, wake-ups).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cpio.h"			/* the VMM's writer */
+#include "../../guest-kernel/vfs.h"
+
+/* ---- host shims ---- */
+
+static char bad_user[1];		/* copies to or from here fault */
+static long live_allocs, data_allocs, pages, wakes;
+
+void *kmalloc(size_t n)
+{
+	live_allocs++;
+	return calloc(1, n ? n : 1);
+}
+
+void kfree(void *p)
+{
+	if (p)
+		live_allocs--;
+	free(p);
+}
+
+long copy_from_user(void *dst, const void *usrc, size_t n)
+{
+	if (usrc == bad_user)
+		return -EFAULT;
+	memcpy(dst, usrc, n);
+	return 0;
+}
+
+long copy_to_user(void *udst, const void *src, size_t n)
+{
+	if (udst == bad_user)
+		return -EFAULT;
+	memcpy(udst, src, n);
+	return 0;
+}
+
+void *vfs_data_alloc(u64 need, u64 *cap)
+{
+	*cap = (need + 4095) & ~4095ull;
+	data_allocs++;
+	/* Garbage, as page_alloc gives: vfs.c must zero what it exposes. */
+	return memset(aligned_alloc(4096, *cap), 0xa5, *cap);
+}
+
+void vfs_data_free(void *p, u64 cap)
+{
+	(void)cap;
+	data_allocs--;
+	free(p);
+}
+
+void *vfs_page_alloc(void)
+{
+	pages++;
+	return aligned_alloc(4096, 4096);
+}
+
+void vfs_page_free(void *p)
+{
+	pages--;
+	free(p);
+}
+
+void wake_all(struct waitq *wq)
+{
+	(void)wq;
+	wakes++;
+}
+
+/* ---- fixtures ---- */
+
+static struct cpio_buf arc;
+static u8 big[10000];
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&arc, 0, sizeof(arc));
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (u8)(i * 7);
+	if (cpio_add(&arc, ".", 040755, NULL, 0) ||
+	    cpio_add(&arc, "bin", 040755, NULL, 0) ||
+	    cpio_add(&arc, "bin/prog", 0100755, big, sizeof(big)) ||
+	    cpio_add(&arc, "etc/motd", 0100644, "hello\n", 6) ||
+	    cpio_add(&arc, "a/b/c/deep", 0100600, "x", 1) ||
+	    cpio_add(&arc, "empty", 0100644, NULL, 0) ||
+	    cpio_finish(&arc))
+		return -1;
+	if (vfs_core_init(1u << 1) || vfs_seed(arc.data, arc.len))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	cpio_free(&arc);
+	return 0;
+}
+
+static struct inode *lookup(const char *path)
+{
+	struct nameres nr;
+
+	if (vfs_resolve(vfs_root(), path, &nr))
+		return NULL;
+	return nr.ino;
+}
+
+static struct file *open_path(const char *path, u32 flags, int *err)
+{
+	struct nameres nr;
+	struct file *f = NULL;
+
+	*err = vfs_resolve(vfs_root(), path, &nr);
+	if (!*err)
+		*err = vfs_open(&nr, flags, 0644, 022, &f);
+	return f;
+}
+
+static s64 rd(struct file *f, void *buf, u64 len)
+{
+	s64 r = vfs_read(f, buf, len, f->pos);
+
+	if (r > 0)
+		f->pos += r;
+	return r;
+}
+
+static s64 wr(struct file *f, const void *buf, u64 len)
+{
+	u64 pos = (f->flags & VO_APPEND) ? f->ino->size : f->pos;
+	s64 r = vfs_write(f, buf, len, pos);
+
+	if (r > 0)
+		f->pos = pos + r;
+	return r;
+}
+
+/* ---- tests ---- */
+
+static void test_seed_in_place(void **state)
+{
+	struct inode *n = lookup("/bin/prog");
+	struct linux_stat st;
+
+	(void)state;
+	assert_non_null(n);
+	/* Read in place: the node's data is the archive's bytes. */
+	assert_true(n->data > arc.data && n->data < arc.data + arc.len);
+	assert_int_equal((n->data - arc.data) % CPIO_DATA_ALIGN, 0);
+	assert_int_equal(n->size, sizeof(big));
+	assert_false(n->data_owned);
+	vfs_stat(n, &st);
+	assert_int_equal(st.mode, 0100755);
+	assert_int_equal(st.size, sizeof(big));
+	assert_int_equal(st.nlink, 1);
+	assert_int_equal(st.blocks, 24);
+	assert_int_equal(st.mtime, 0);
+	assert_int_not_equal(st.ino, 0);
+	assert_int_equal(sizeof(st), 144);
+	/* Directories implied by file names exist, with nlink counting
+	 * subdirectories. */
+	n = lookup("/a/b");
+	assert_non_null(n);
+	assert_int_equal(n->kind, VN_DIR);
+	assert_int_equal(n->nlink, 3);
+	assert_non_null(lookup("/etc/motd"));
+	assert_non_null(lookup("/empty"));
+	assert_int_equal(lookup("/empty")->size, 0);
+}
+
+static void test_resolve(void **state)
+{
+	struct inode *prog = lookup("/bin/prog"), *bin = lookup("/bin");
+	struct nameres nr;
+
+	(void)state;
+	assert_ptr_equal(lookup("bin/prog"), prog);
+	assert_ptr_equal(lookup("//bin///prog"), prog);
+	assert_ptr_equal(lookup("/etc/../bin/./prog"), prog);
+	assert_ptr_equal(lookup("/../../bin/prog"), prog);
+	assert_ptr_equal(lookup("/"), vfs_root());
+	assert_ptr_equal(lookup("."), vfs_root());
+	assert_ptr_equal(lookup("/a/b/c/../../.."), vfs_root());
+	/* relative to a base */
+	assert_int_equal(vfs_resolve(bin, "prog", &nr), 0);
+	assert_ptr_equal(nr.ino, prog);
+	assert_int_equal(vfs_resolve(bin, "../etc/motd", &nr), 0);
+	assert_ptr_equal(nr.ino, lookup("/etc/motd"));
+	/* missing last component: the parent and the name */
+	assert_int_equal(vfs_resolve(vfs_root(), "/bin/new", &nr), 0);
+	assert_null(nr.ino);
+	assert_ptr_equal(nr.dir, bin);
+	assert_int_equal(nr.len, 3);
+	assert_memory_equal(nr.name, "new", 3);
+	assert_false(nr.slash);
+	assert_int_equal(vfs_resolve(vfs_root(), "/bin/", &nr), 0);
+	assert_true(nr.slash);
+	/* errors */
+	assert_int_equal(vfs_resolve(vfs_root(), "", &nr), -ENOENT);
+	assert_int_equal(vfs_resolve(vfs_root(), "/nope/x", &nr), -ENOENT);
+	assert_int_equal(vfs_resolve(vfs_root(), "/bin/prog/x", &nr),
+			 -ENOTDIR);
+	char longname[300];
+
+	memset(longname, 'a', sizeof(longname));
+	longname[299] = 0;
+	assert_int_equal(vfs_resolve(vfs_root(), longname, &nr),
+			 -ENAMETOOLONG);
+	/* /dev nodes exist without being in the tree */
+	assert_int_equal(vfs_resolve(vfs_root(), "/dev/null", &nr), 0);
+	assert_non_null(nr.ino);
+	assert_int_equal(nr.ino->kind, VN_NULL);
+	assert_ptr_equal(lookup("/dev/tty"), vfs_console(1));
+	assert_int_equal(vfs_resolve(vfs_root(), "/dev/null/x", &nr),
+			 -ENOTDIR);
+}
+
+static void test_file_io(void **state)
+{
+	long allocs = live_allocs, datas = data_allocs;
+	char buf[64];
+	struct file *f;
+	int err;
+
+	(void)state;
+	assert_null(open_path("/tmpfile", VO_RDWR, &err));
+	assert_int_equal(err, -ENOENT);
+	f = open_path("/tmpfile", VO_RDWR | VO_CREAT, &err);
+	assert_non_null(f);
+	assert_int_equal(f->ino->mode, 0100644);
+	assert_int_equal(wr(f, "hello", 5), 5);
+	assert_int_equal(vfs_lseek(f, 0, 0), 0);
+	assert_int_equal(rd(f, buf, sizeof(buf)), 5);
+	assert_memory_equal(buf, "hello", 5);
+	assert_int_equal(rd(f, buf, sizeof(buf)), 0);
+	/* A write past the end leaves a hole of zeros (the allocator's
+	 * memory is garbage). */
+	assert_int_equal(vfs_lseek(f, 10, 1), 15);
+	assert_int_equal(wr(f, "!", 1), 1);
+	assert_int_equal(f->ino->size, 16);
+	assert_int_equal(vfs_read(f, buf, 16, 0), 16);
+	assert_memory_equal(buf, "hello\0\0\0\0\0\0\0\0\0\0!", 16);
+	assert_int_equal(vfs_lseek(f, -1, 2), 15);
+	assert_int_equal(vfs_lseek(f, -100, 1), -EINVAL);
+	assert_int_equal(vfs_lseek(f, 0, 7), -EINVAL);
+	/* shrink then grow: the regrown part is zero, not the old bytes */
+	assert_int_equal(vfs_truncate(f->ino, 2), 0);
+	assert_int_equal(vfs_truncate(f->ino, 6), 0);
+	assert_int_equal(vfs_read(f, buf, 16, 0), 6);
+	assert_memory_equal(buf, "he\0\0\0\0", 6);
+	/* bad user buffers */
+	assert_int_equal(vfs_read(f, bad_user, 4, 0), -EFAULT);
+	assert_int_equal(vfs_write(f, bad_user, 4, 0), -EFAULT);
+	/* exclusive create, O_TRUNC, O_APPEND */
+	assert_null(open_path("/tmpfile", VO_RDWR | VO_CREAT | VO_EXCL, &err));
+	assert_int_equal(err, -EEXIST);
+	file_put(f);
+	f = open_path("/tmpfile", VO_WRONLY | VO_TRUNC | VO_APPEND, &err);
+	assert_non_null(f);
+	assert_int_equal(f->ino->size, 0);
+	assert_int_equal(wr(f, "ab", 2), 2);
+	f->pos = 0;
+	assert_int_equal(wr(f, "cd", 2), 2);
+	assert_int_equal(f->ino->size, 4);
+	assert_memory_equal(f->ino->data, "abcd", 4);
+	assert_int_equal(f->flags, VO_WRONLY | VO_APPEND | VO_LARGEFILE);
+	file_put(f);
+	/* directories and files in the wrong places */
+	assert_null(open_path("/bin", VO_WRONLY, &err));
+	assert_int_equal(err, -EISDIR);
+	assert_null(open_path("/tmpfile", VO_RDONLY | VO_DIRECTORY, &err));
+	assert_int_equal(err, -ENOTDIR);
+	assert_null(open_path("/tmpfile/", VO_RDONLY, &err));
+	assert_int_equal(err, -ENOTDIR);
+	assert_null(open_path("/newdir/", VO_RDWR | VO_CREAT, &err));
+	assert_int_equal(err, -EISDIR);
+	f = open_path("/bin", VO_RDONLY, &err);
+	assert_non_null(f);
+	assert_int_equal(rd(f, buf, 4), -EISDIR);
+	file_put(f);
+	/* unlink while open: still readable until the last close */
+	f = open_path("/tmpfile", VO_RDONLY, &err);
+	assert_non_null(f);
+	struct nameres nr;
+
+	assert_int_equal(vfs_resolve(vfs_root(), "/tmpfile", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, false), 0);
+	assert_null(lookup("/tmpfile"));
+	assert_int_equal(rd(f, buf, 4), 4);
+	assert_memory_equal(buf, "abcd", 4);
+	file_put(f);
+	assert_int_equal(live_allocs, allocs);
+	assert_int_equal(data_allocs, datas);
+}
+
+static void test_initramfs_copy_on_write(void **state)
+{
+	struct inode *n = lookup("/etc/motd");
+	const u8 *orig = n->data;
+	struct file *f;
+	int err;
+	char buf[8];
+
+	(void)state;
+	f = open_path("/etc/motd", VO_RDWR, &err);
+	assert_non_null(f);
+	assert_int_equal(vfs_write(f, "J", 1, 0), 1);
+	/* The archive is untouched: a program may have it mapped. */
+	assert_memory_equal(orig, "hello\n", 6);
+	assert_ptr_not_equal(n->data, orig);
+	assert_true(n->data_owned);
+	assert_int_equal(vfs_read(f, buf, 8, 0), 6);
+	assert_memory_equal(buf, "Jello\n", 6);
+	/* Pinned (exec'd or mmapped) data is copied before the next write,
+	 * and the pinned copy stays as it was. */
+	const u8 *data;
+	u64 size;
+	assert_int_equal(vfs_exec_node(n, &data, &size), -EACCES);
+	vfs_pin(n);
+	orig = n->data;
+	assert_int_equal(vfs_write(f, "M", 1, 0), 1);
+	assert_memory_equal(orig, "Jello\n", 6);
+	assert_memory_equal(n->data, "Mello\n", 6);
+	vfs_data_free((void *)orig, 4096);	/* the kernel leaks it */
+	/* Shrinking borrowed data needs no copy. */
+	orig = n->data;
+	vfs_pin(n);
+	assert_int_equal(vfs_truncate(n, 3), 0);
+	assert_ptr_equal(n->data, orig);
+	file_put(f);
+
+	/* A small write inside a big borrowed file copies all of it. */
+	f = open_path("/bin/prog", VO_RDWR, &err);
+	assert_non_null(f);
+	orig = f->ino->data;
+	assert_int_equal(vfs_write(f, "Z", 1, 100), 1);
+	assert_int_equal(f->ino->size, sizeof(big));
+	assert_true(f->ino->cap >= sizeof(big));
+	assert_memory_equal(f->ino->data, big, 100);
+	assert_int_equal(f->ino->data[100], 'Z');
+	assert_memory_equal(f->ino->data + 101, big + 101, sizeof(big) - 101);
+	assert_memory_equal(orig, big, sizeof(big));
+	file_put(f);
+	/* O_CREAT's mode cannot smuggle in a file type */
+	f = open_path("/typed", VO_RDWR | VO_CREAT, &err);
+	assert_non_null(f);
+	file_put(f);
+	struct nameres nr;
+
+	assert_int_equal(vfs_resolve(vfs_root(), "/typed2", &nr), 0);
+	assert_int_equal(vfs_open(&nr, VO_RDWR | VO_CREAT, VS_IFDIR | 0644, 0,
+				  &f), 0);
+	assert_int_equal(f->ino->kind, VN_REG);
+	assert_int_equal(f->ino->mode, VS_IFREG | 0644);
+	file_put(f);
+}
+
+static void test_big_file(void **state)
+{
+	static u8 chunk[65536];
+	struct file *f;
+	int err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(chunk); i++)
+		chunk[i] = (u8)(i * 13 + 1);
+	f = open_path("/big", VO_RDWR | VO_CREAT, &err);
+	assert_non_null(f);
+	for (int i = 0; i < 80; i++)	/* 5 MiB */
+		assert_int_equal(wr(f, chunk, sizeof(chunk)), sizeof(chunk));
+	assert_int_equal(f->ino->size, 80 * sizeof(chunk));
+	/* contiguous, so execve and mmap can use it in place */
+	for (int i = 0; i < 80; i++)
+		assert_memory_equal(f->ino->data + i * sizeof(chunk), chunk,
+				    sizeof(chunk));
+	/* the capacity doubles: few reallocations */
+	assert_true(f->ino->cap >= f->ino->size);
+	assert_true(f->ino->cap <= 2 * f->ino->size);
+	file_put(f);
+	struct nameres nr;
+
+	assert_int_equal(vfs_resolve(vfs_root(), "/big", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, false), 0);
+}
+
+static void test_mkdir_rmdir(void **state)
+{
+	struct nameres nr;
+	struct file *f;
+	int err;
+
+	(void)state;
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1", &nr), 0);
+	assert_int_equal(vfs_create(&nr, VS_IFDIR | 0777, 022), 0);
+	assert_int_equal(nr.ino->mode, 040755);
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1", &nr), 0);
+	assert_int_equal(vfs_create(&nr, VS_IFDIR | 0777, 022), -EEXIST);
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1/sub/", &nr), 0);
+	assert_int_equal(vfs_create(&nr, VS_IFDIR | 0755, 022), 0);
+	assert_int_equal(lookup("/d1")->nlink, 3);
+	assert_int_equal(vfs_resolve(vfs_root(), "/nodir/sub", &nr), -ENOENT);
+	/* not empty, ".", root, a file */
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, true), -ENOTEMPTY);
+	assert_int_equal(vfs_unlink(&nr, false), -EISDIR);
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1/sub/.", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, true), -EINVAL);
+	assert_int_equal(vfs_resolve(vfs_root(), "/", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, true), -EBUSY);
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1/..", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, true), -ENOTEMPTY);
+	assert_int_equal(vfs_resolve(vfs_root(), "/etc/motd", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, true), -ENOTDIR);
+	/* rmdir an open directory: it lists nothing, ".." is itself, and
+	 * nothing can be created in it */
+	f = open_path("/d1/sub", VO_RDONLY, &err);
+	assert_non_null(f);
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1/sub", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, true), 0);
+	assert_int_equal(lookup("/d1")->nlink, 2);
+	assert_int_equal(vfs_resolve(f->ino, "x", &nr), 0);
+	assert_int_equal(vfs_create(&nr, VS_IFREG | 0644, 0), -ENOENT);
+	assert_int_equal(vfs_resolve(vfs_root(), "/d1", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, true), 0);
+	assert_ptr_equal(f->ino->parent, f->ino);
+	file_put(f);
+}
+
+struct ent {
+	char name[64];
+	u8 type;
+	u64 ino;
+};
+
+static int list_dir(struct file *f, u64 bufsize, struct ent *out, int max)
+{
+	u8 buf[8192];
+	int n = 0;
+	s64 r;
+
+	while ((r = vfs_getdents(f, buf, bufsize)) > 0) {
+		for (s64 off = 0; off < r;) {
+			u16 reclen;
+
+			memcpy(&reclen, buf + off + 16, 2);
+			assert_int_equal(reclen % 8, 0);
+			assert_true(n < max);
+			memcpy(&out[n].ino, buf + off, 8);
+			out[n].type = buf[off + 18];
+			strcpy(out[n].name, (char *)buf + off + 19);
+			n++;
+			off += reclen;
+		}
+	}
+	assert_int_equal(r, 0);
+	return n;
+}
+
+static void test_getdents(void **state)
+{
+	struct ent e[64];
+	struct nameres nr;
+	struct file *f;
+	char name[16];
+	int err, n;
+
+	(void)state;
+	f = open_path("/bin", VO_RDONLY | VO_DIRECTORY, &err);
+	assert_non_null(f);
+	n = list_dir(f, 8192, e, 64);
+	assert_int_equal(n, 3);
+	assert_string_equal(e[0].name, ".");
+	assert_int_equal(e[0].type, 4);
+	assert_int_equal(e[0].ino, lookup("/bin")->ino);
+	assert_string_equal(e[1].name, "..");
+	assert_int_equal(e[1].ino, vfs_root()->ino);
+	assert_string_equal(e[2].name, "prog");
+	assert_int_equal(e[2].type, 8);
+	/* rewind; a buffer too small for one record */
+	assert_int_equal(vfs_lseek(f, 0, 0), 0);
+	assert_int_equal(vfs_getdents(f, e, 10), -EINVAL);
+	file_put(f);
+
+	/* many entries, read with a small buffer: each exactly once */
+	assert_int_equal(vfs_resolve(vfs_root(), "/many", &nr), 0);
+	assert_int_equal(vfs_create(&nr, VS_IFDIR | 0755, 0), 0);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "/many/f%02d", i);
+		assert_int_equal(vfs_resolve(vfs_root(), name, &nr), 0);
+		assert_int_equal(vfs_create(&nr, VS_IFREG | 0644, 0), 0);
+	}
+	f = open_path("/many", VO_RDONLY, &err);
+	assert_non_null(f);
+	n = list_dir(f, 100, e, 64);
+	assert_int_equal(n, 42);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "f%02d", i);
+		assert_string_equal(e[i + 2].name, name);
+	}
+	/* entries removed: the listing shrinks */
+	assert_int_equal(vfs_resolve(vfs_root(), "/many/f00", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, false), 0);
+	vfs_lseek(f, 0, 0);
+	assert_int_equal(list_dir(f, 8192, e, 64), 41);
+	assert_string_equal(e[2].name, "f01");
+	file_put(f);
+}
+
+static void test_rename_and_path(void **state)
+{
+	struct nameres a, b;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(vfs_resolve(vfs_root(), "/r", &a), 0);
+	assert_int_equal(vfs_create(&a, VS_IFDIR | 0755, 0), 0);
+	assert_int_equal(vfs_resolve(vfs_root(), "/r/f", &a), 0);
+	assert_int_equal(vfs_create(&a, VS_IFREG | 0644, 0), 0);
+	assert_int_equal(vfs_resolve(vfs_root(), "/r/g", &a), 0);
+	assert_int_equal(vfs_create(&a, VS_IFREG | 0644, 0), 0);
+	struct inode *g = a.ino;
+
+	/* file over file: the target goes away */
+	assert_int_equal(vfs_resolve(vfs_root(), "/r/g", &a), 0);
+	assert_int_equal(vfs_resolve(vfs_root(), "/r/f", &b), 0);
+	assert_int_equal(vfs_rename(&a, &b), 0);
+	assert_ptr_equal(lookup("/r/f"), g);
+	assert_null(lookup("/r/g"));
+	assert_int_equal(vfs_path(g, buf, sizeof(buf)), 4);
+	assert_string_equal(buf, "/r/f");
+	assert_int_equal(vfs_path(g, buf, 4), -ENAMETOOLONG);
+	assert_int_equal(vfs_path(vfs_root(), buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "/");
+	/* a directory below itself; over a file; onto a non-empty dir */
+	assert_int_equal(vfs_resolve(vfs_root(), "/r", &a), 0);
+	assert_int_equal(vfs_resolve(vfs_root(), "/r/sub", &b), 0);
+	assert_int_equal(vfs_rename(&a, &b), -EINVAL);
+	assert_int_equal(vfs_resolve(vfs_root(), "/etc/motd", &b), 0);
+	assert_int_equal(vfs_rename(&a, &b), -ENOTDIR);
+	assert_int_equal(vfs_resolve(vfs_root(), "/a", &b), 0);
+	assert_int_equal(vfs_rename(&a, &b), -ENOTEMPTY);
+	/* move the directory: its files come along */
+	assert_int_equal(vfs_resolve(vfs_root(), "/a/b/moved", &b), 0);
+	assert_int_equal(vfs_rename(&a, &b), 0);
+	assert_ptr_equal(lookup("/a/b/moved/f"), g);
+	assert_int_equal(vfs_path(g, buf, sizeof(buf)), 12);
+	assert_string_equal(buf, "/a/b/moved/f");
+	assert_int_equal(lookup("/a/b")->nlink, 4);
+	assert_int_equal(vfs_resolve(vfs_root(), "/nothere", &a), 0);
+	assert_int_equal(vfs_rename(&a, &b), -ENOENT);
+}
+
+static void test_fdtable(void **state)
+{
+	long allocs = live_allocs;
+	struct fdtable *t = fdt_create_console(), *c;
+	struct file *f;
+	int err;
+
+	(void)state;
+	assert_non_null(t);
+	assert_ptr_equal(t->fd[1]->ino, vfs_console(1));
+	assert_int_equal(vfs_console(1)->mode & VS_IFMT, VS_IFCHR);
+	assert_int_equal(vfs_console(0)->mode & VS_IFMT, VS_IFIFO);
+	f = open_path("/bin/prog", VO_RDONLY, &err);
+	assert_int_equal(fd_install(t, f, 0, false), 3);
+	/* dup2 over an open descriptor, then lowest-free allocation */
+	f->refs++;
+	assert_int_equal(fd_install(t, f, 10, true), 10);
+	assert_int_equal(fd_dup2(t, 3, 1, false), 1);
+	assert_int_equal(fd_close(t, 0), 0);
+	assert_int_equal(fd_close(t, 0), -EBADF);
+	f->refs++;
+	assert_int_equal(fd_install(t, f, 0, false), 0);
+	assert_int_equal(f->refs, 4);
+	assert_int_equal(fd_dup2(t, 7, 1, false), -EBADF);
+	assert_int_equal(fd_dup2(t, 3, VFS_NFD, false), -EBADF);
+	/* fork shares open file descriptions (and their offsets) */
+	c = fdt_dup(t);
+	assert_non_null(c);
+	assert_int_equal(f->refs, 8);
+	c->fd[3]->pos = 100;
+	assert_int_equal(t->fd[3]->pos, 100);
+	/* exec closes close-on-exec descriptors only */
+	fdt_close_on_exec(c);
+	assert_null(c->fd[10]);
+	assert_non_null(c->fd[3]);
+	assert_int_equal(f->refs, 7);
+	fdt_put(c);
+	assert_int_equal(f->refs, 4);
+	/* full table */
+	for (int i = 0; i < VFS_NFD; i++) {
+		f->refs++;
+		if (fd_install(t, f, 0, false) < 0) {
+			f->refs--;
+			break;
+		}
+	}
+	assert_int_equal(t->used, ~0ull);
+	f->refs++;
+	assert_int_equal(fd_install(t, f, 0, false), -EMFILE);
+	f->refs--;
+	assert_int_equal(fd_install(t, f, VFS_NFD, false), -EINVAL);
+	fdt_put(t);
+	assert_int_equal(live_allocs, allocs);
+}
+
+static void test_exec_and_exe(void **state)
+{
+	struct fdtable *t = fdt_new();
+	struct inode *prog = lookup("/bin/prog");
+	const u8 *data;
+	u64 size;
+
+	(void)state;
+	assert_int_equal(vfs_exec_node(prog, &data, &size), 0);
+	assert_ptr_equal(data, prog->data);
+	assert_int_equal(size, sizeof(big));
+	assert_int_equal(vfs_exec_node(lookup("/bin"), &data, &size),
+			 -EACCES);
+	assert_null(t->exe);
+	fdt_close_on_exec(t);
+	assert_ptr_equal(t->exe, prog);
+	/* the exe survives its unlink while the process runs */
+	struct fdtable *c = fdt_dup(t);
+
+	assert_ptr_equal(c->exe, prog);
+	assert_int_equal(prog->refs, 2);
+	fdt_put(c);
+	fdt_put(t);
+	assert_int_equal(prog->refs, 0);
+}
+
+static void test_pipe(void **state)
+{
+	long allocs = live_allocs;
+	static u8 in[70000], out[70000];
+	struct file *r, *w;
+	struct pipe *p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (u8)(i * 31 + 7);
+	assert_int_equal(pipe_create(&r, &w, VO_NONBLOCK), 0);
+	assert_int_equal(r->flags, VO_RDONLY | VO_NONBLOCK);
+	p = r->ino->pipe;
+	assert_int_equal(pipe_read(p, out, 10), -EAGAIN);
+	assert_int_equal(pipe_write(p, in, 0), 0);
+	assert_int_equal(pipe_write(p, in, 5), 5);
+	assert_int_equal(pages, 1);	/* allocated on use */
+	assert_int_equal(pipe_read(p, out, 100), 5);
+	assert_memory_equal(out, in, 5);
+	/* fill: a big write takes what fits */
+	assert_int_equal(pipe_write(p, in, sizeof(in)), VFS_PIPE_SIZE);
+	assert_int_equal(pipe_write(p, in, 1), -EAGAIN);
+	assert_int_equal(pipe_read(p, out, 50000), 50000);
+	assert_memory_equal(out, in, 50000);
+	/* small writes are atomic: all or nothing */
+	assert_int_equal(pipe_write(p, in, 4096), 4096);
+	u64 saved = p->count;
+
+	p->count = VFS_PIPE_SIZE - 3000;	/* pretend: 3000 bytes of room */
+	assert_int_equal(pipe_write(p, in, 4000), -EAGAIN);
+	p->count = saved;
+	/* wrap around the ring */
+	assert_int_equal(pipe_write(p, in + VFS_PIPE_SIZE, 4464), 4464);
+	assert_int_equal(pipe_read(p, out, sizeof(out)), 15536 + 4096 + 4464);
+	assert_memory_equal(out, in + 50000, 15536);
+	assert_memory_equal(out + 15536, in, 4096);
+	assert_memory_equal(out + 15536 + 4096, in + VFS_PIPE_SIZE, 4464);
+	assert_int_equal(p->count, 0);
+	assert_int_equal(p->head, 0);
+	/* faults */
+	assert_int_equal(pipe_write(p, bad_user, 10), -EFAULT);
+	assert_int_equal(pipe_write(p, in, 10), 10);
+	assert_int_equal(pipe_read(p, bad_user, 10), -EFAULT);
+	assert_int_equal(p->count, 10);
+	/* EOF only after the data, once the writers are gone */
+	long w0 = wakes;
+
+	file_put(w);
+	assert_int_equal(wakes, w0 + 2);	/* readers and pollers */
+	assert_int_equal(vfs_poll_mask(r), VPOLLIN | VPOLLRDNORM | VPOLLHUP);
+	assert_int_equal(pipe_read(p, out, 100), 10);
+	assert_int_equal(pipe_read(p, out, 100), 0);
+	file_put(r);
+	assert_int_equal(pages, 0);
+	assert_int_equal(live_allocs, allocs);
+
+	/* EPIPE once the readers are gone; shared ends via dup */
+	assert_int_equal(pipe_create(&r, &w, 0), 0);
+	p = r->ino->pipe;
+	assert_int_equal(vfs_poll_mask(r), 0);
+	assert_int_equal(vfs_poll_mask(w), VPOLLOUT | VPOLLWRNORM);
+	assert_int_equal(pipe_write(p, in, 1), 1);
+	assert_int_equal(vfs_poll_mask(r), VPOLLIN | VPOLLRDNORM);
+	assert_int_equal(pipe_read(p, out, 1), 1);
+	r->refs++;
+	file_put(r);
+	assert_int_equal(p->readers, 1);
+	file_put(r);
+	assert_int_equal(pipe_write(p, in, 1), -EPIPE);
+	assert_int_equal(vfs_poll_mask(w), VPOLLOUT | VPOLLWRNORM | VPOLLERR);
+	file_put(w);
+	assert_int_equal(live_allocs, allocs);
+}
+
+static void test_dev_files(void **state)
+{
+	struct file *f;
+	u8 buf[5000];
+	int err;
+
+	(void)state;
+	f = open_path("/dev/zero", VO_RDWR, &err);
+	assert_non_null(f);
+	memset(buf, 1, sizeof(buf));
+	assert_int_equal(rd(f, buf, sizeof(buf)), sizeof(buf));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		assert_int_equal(buf[i], 0);
+	assert_int_equal(wr(f, buf, 7), 7);
+	file_put(f);
+	f = open_path("/dev/null", VO_RDWR | VO_CREAT | VO_TRUNC, &err);
+	assert_non_null(f);
+	assert_int_equal(rd(f, buf, 10), 0);
+	assert_int_equal(wr(f, buf, 10), 10);
+	file_put(f);
+	struct nameres nr;
+
+	assert_int_equal(vfs_resolve(vfs_root(), "/dev/null", &nr), 0);
+	assert_int_equal(vfs_unlink(&nr, false), -EPERM);
+	assert_non_null(lookup("/dev/null"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seed_in_place),
+		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_file_io),
+		cmocka_unit_test(test_initramfs_copy_on_write),
+		cmocka_unit_test(test_big_file),
+		cmocka_unit_test(test_mkdir_rmdir),
+		cmocka_unit_test(test_getdents),
+		cmocka_unit_test(test_rename_and_path),
+		cmocka_unit_test(test_fdtable),
+		cmocka_unit_test(test_exec_and_exe),
+		cmocka_unit_test(test_pipe),
+		cmocka_unit_test(test_dev_files),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
