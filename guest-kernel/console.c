@@ -5,6 +5,7 @@
 #include "kernel.h"
 
 bool kverbose;
+bool ktrace;
 
 struct fmt_out {
 	char *buf;

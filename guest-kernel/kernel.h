@@ -92,6 +92,7 @@ __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...)
 int ksnprintf(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 extern bool kverbose;
+extern bool ktrace;		/* -vv: log every system call */
 
 /* lib.c */
 void *memset(void *d, int c, size_t n);

@@ -110,6 +110,7 @@ void kmain(struct pv_boot_params *bp, u64 cpu_id)
 		panic("bad boot parameters (magic %x version %u)", bp->magic,
 		      bp->version);
 	kverbose = bp->flags & PV_BOOT_VERBOSE;
+	ktrace = bp->flags & PV_BOOT_TRACE;
 	idt_init();
 	cpu_start(0);
 	pmem_init(bp);

@@ -430,6 +430,7 @@ s64 sys_wait4(u64 pid, u64 ustatus, u64 options, u64 urusage, u64 a4,
 	      u64 a5)
 {
 	struct proc *p = current_task()->proc;
+	int want = (int)pid;	/* pid_t: -1 arrives zero-extended */
 
 	(void)a4, (void)a5;
 	for (;;) {
@@ -439,7 +440,7 @@ s64 sys_wait4(u64 pid, u64 ustatus, u64 options, u64 urusage, u64 a4,
 		for (pp = &p->children; (c = *pp); pp = &c->sibling) {
 			int st;
 
-			if ((s64)pid > 0 && c->pid != (int)pid)
+			if (want > 0 && c->pid != want)
 				continue;
 			found = true;
 			if (!c->zombie)
@@ -451,9 +452,9 @@ s64 sys_wait4(u64 pid, u64 ustatus, u64 options, u64 urusage, u64 a4,
 			if (urusage && user_range_ok(urusage, 144))
 				memset_user((void *)urusage, 144);
 			*pp = c->sibling;
-			pid = c->pid;
+			want = c->pid;
 			kfree(c);
-			return pid;
+			return want;
 		}
 		if (!found)
 			return -ECHILD;

@@ -288,6 +288,10 @@ void syscall_dispatch(struct trapframe *tf)
 	if (likely(nr < NR_MAX && sys_table[nr])) {
 		tf->rax = sys_table[nr](tf->rdi, tf->rsi, tf->rdx, tf->r10,
 					tf->r8, tf->r9);
+		if (unlikely(ktrace))
+			kprintf("%s[%d]: syscall %lu (%lx, %lx, %lx) = %ld",
+				current_task()->comm, current_task()->tid, nr,
+				tf->rdi, tf->rsi, tf->rdx, (s64)tf->rax);
 		/* Writing to a pipe nobody reads: SIGPIPE, as Linux. */
 		if (unlikely((s64)tf->rax == -EPIPE))
 			signal_send(current_task(), SIGPIPE, true);

@@ -270,7 +270,7 @@ int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
 			cfg->policy = optarg;
 			break;
 		case 'v':
-			cfg->verbose = true;
+			cfg->verbose++;
 			break;
 		case 'h':
 			fputs(stat ? stat_usage : run_usage, stdout);

@@ -42,7 +42,7 @@ struct vmm_config {
 	const char *env[VMM_MAX_ENV];
 	int nfiles;
 	struct vmm_file files[VMM_MAX_FILES];
-	bool verbose;
+	int verbose;			/* -v, -vv */
 	const char *source;		/* pmu event source: tsc, step, perf */
 	const char *policy;		/* pmu policy: offset, saverestore, raw */
 	double timeout;			/* seconds; 0 = none */
