@@ -5,6 +5,8 @@
  * system-call path is kept to a handful of instructions before the common
  * register save.
  */
+#include "asm_offsets.h"
+
 #define KSTACK_SIZE	16384
 #define VEC_SYSCALL	0x100
 
@@ -35,6 +37,8 @@ vec = 0
 	.balign 16
 	.if vec == 14
 	jmp	page_fault_entry
+	.elseif vec == 1
+	jmp	debug_entry
 	.elseif vec == 8 || vec == 10 || vec == 11 || vec == 12 || vec == 13 || vec == 17 || vec == 21 || vec == 29 || vec == 30
 	pushq	$vec
 	jmp	trap_common
@@ -45,6 +49,80 @@ vec = 0
 	.endif
 vec = vec + 1
 	.endr
+
+/*
+ * #DB.  The step source single-steps user code: every user instruction
+ * ends here.  The common case (count one instruction, and one branch when
+ * asked, from the per-thread classification cache) is done with three
+ * scratch registers and no C; anything else (cache miss, RIP unchanged,
+ * an overflow deadline reached, kernel-mode #DB) takes the C path.
+ */
+debug_entry:
+	testb	$3, 8(%rsp)			/* saved CS: from user mode? */
+	jz	9f
+	push	%rax
+	push	%rcx
+	push	%rdx
+	mov	%rsp, %rax
+	and	$-KSTACK_SIZE, %rax		/* current task */
+	mov	TASK_CPU(%rax), %rcx
+	mov	CPU_VPAGE(%rcx), %rcx
+	test	%rcx, %rcx
+	jz	8f
+	testb	$1, VP_STEP_ENABLE(%rcx)
+	jz	8f
+	mov	TASK_STEP_RIP(%rax), %rdx	/* the instruction that retired */
+	cmp	24(%rsp), %rdx			/* unchanged RIP: C decides */
+	je	8f
+	testb	$2, VP_STEP_ENABLE(%rcx)
+	jz	2f
+	/* Branch? Look the retired instruction up in the cache. */
+	push	%rbx
+	mov	%rdx, %rbx
+	and	$(STEP_ICACHE - 1), %rbx
+	shl	$4, %rbx
+	add	%rax, %rbx
+	cmp	TASK_ICACHE(%rbx), %rdx
+	jne	7f
+	testb	$ICACHE_BRANCH, TASK_ICACHE+8(%rbx)
+	jz	1f
+	mov	VP_STEP_COUNT_BRANCHES(%rcx), %rdx
+	inc	%rdx
+	cmp	VP_STEP_DL_BRANCHES(%rcx), %rdx
+	je	7f
+	mov	%rdx, VP_STEP_COUNT_BRANCHES(%rcx)
+1:	pop	%rbx
+2:	mov	VP_STEP_COUNT_INSNS(%rcx), %rdx
+	inc	%rdx
+	cmp	VP_STEP_DL_INSNS(%rcx), %rdx
+	je	6f
+	mov	%rdx, VP_STEP_COUNT_INSNS(%rcx)
+	mov	24(%rsp), %rdx
+	mov	%rdx, TASK_STEP_RIP(%rax)
+	pop	%rdx
+	pop	%rcx
+	pop	%rax
+	iretq
+	/* Slow paths.  A branch already counted here must not count twice:
+	 * the C path recounts both, so undo it first. */
+6:	testb	$2, VP_STEP_ENABLE(%rcx)
+	jz	8f
+	push	%rbx
+	mov	TASK_STEP_RIP(%rax), %rdx
+	mov	%rdx, %rbx
+	and	$(STEP_ICACHE - 1), %rbx
+	shl	$4, %rbx
+	add	%rax, %rbx
+	testb	$ICACHE_BRANCH, TASK_ICACHE+8(%rbx)
+	jz	7f
+	decq	VP_STEP_COUNT_BRANCHES(%rcx)
+7:	pop	%rbx
+8:	pop	%rdx
+	pop	%rcx
+	pop	%rax
+9:	pushq	$0
+	pushq	$1
+	jmp	trap_common
 
 /*
  * #PF.  A user `syscall` arrives here: under kvm_pvm it jumps to LSTAR

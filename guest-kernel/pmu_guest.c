@@ -13,6 +13,26 @@
 #include "vpmu.h"
 #include "x86_decode.h"
 
+_Static_assert(__builtin_offsetof(struct task, cpu) == TASK_CPU, "asm");
+_Static_assert(__builtin_offsetof(struct task, step_rip) == TASK_STEP_RIP,
+	       "asm");
+_Static_assert(__builtin_offsetof(struct task, icache) == TASK_ICACHE, "asm");
+_Static_assert(__builtin_offsetof(struct cpu, vpage) == CPU_VPAGE, "asm");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.enable) ==
+	       VP_STEP_ENABLE, "asm");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
+				  step.count[PV_STEP_USER_INSNS]) ==
+	       VP_STEP_COUNT_INSNS, "asm");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
+				  step.count[PV_STEP_USER_BRANCHES]) ==
+	       VP_STEP_COUNT_BRANCHES, "asm");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
+				  step.deadline[PV_STEP_USER_INSNS]) ==
+	       VP_STEP_DL_INSNS, "asm");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
+				  step.deadline[PV_STEP_USER_BRANCHES]) ==
+	       VP_STEP_DL_BRANCHES, "asm");
+
 #define MSR_KVM_STEAL_TIME	0x4b564d03
 #define MASK48			PV_VPMU_MASK
 
@@ -160,7 +180,9 @@ static bool switch_needs_vmm(const struct pv_vpmu_vcpu_page *vp,
 		return (out && (out->pmu_count_mask | out->pmu_int_mask)) ||
 		       (in && (in->pmu_count_mask | in->pmu_int_mask));
 	default:
-		return false;
+		/* raw and others: the VMM loads a configuration it has not
+		 * seen yet; the counters are never switched. */
+		return in && in->tpage && in->tpage->config_id != vp->config_id;
 	}
 }
 
@@ -293,28 +315,48 @@ static void step_count(struct pv_vpmu_vcpu_page *vp, int slot)
 		hcall(PV_HC_PMU_POLL, 0, 0, 0);
 }
 
+/* Classify the user instruction at rip, through the per-thread cache the
+ * #DB fast path in entry.S reads (it only takes hits). */
+static u64 insn_flags(struct task *t, u64 rip)
+{
+	struct step_icache *e = &t->icache[rip % STEP_ICACHE];
+	struct x86_insn_class ic;
+	u8 buf[X86_MAX_INSN_LEN];
+	size_t len;
+
+	if (e->rip == rip && e->flags)
+		return e->flags;
+	e->rip = rip;
+	e->flags = 1;
+	if (insn_fetch(rip, buf, &len) && !x86_classify(buf, len, &ic)) {
+		if (x86_is_branch(ic.branch))
+			e->flags |= ICACHE_BRANCH;
+		if (ic.rep_string)
+			e->flags |= ICACHE_REP_STRING;
+	}
+	return e->flags;
+}
+
+/*
+ * The slow path of a single-step #DB from user mode (entry.S handles the
+ * common case without leaving assembly): cache misses, rep iterations and
+ * overflow deadlines.  The instruction that just retired began at
+ * t->step_rip, the RIP of the previous return to user mode.
+ */
 bool pmu_debug_trap(struct trapframe *tf)
 {
 	struct task *t = current_task();
 	struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
-	struct x86_insn_class ic;
-	u8 buf[X86_MAX_INSN_LEN];
-	size_t len;
-	u64 dr6;
 
-	__asm__ volatile("mov %%dr6, %0" : "=r"(dr6));
-	if (!(dr6 & 0x4000) || !vp || !vp->step.enable)
-		return false;			/* not a single-step trap */
-	__asm__ volatile("mov %0, %%dr6" : : "r"(0xffff0ff0ull));
+	if (!vp || !(vp->step.enable & 1))
+		return false;			/* not ours: SIGTRAP */
 	/* RIP unchanged: a rep string iteration (retires once, at the end)
 	 * or a jump to itself (retires every time). */
-	if (tf->rip == t->step_rip) {
-		if (insn_fetch(tf->rip, buf, &len) &&
-		    !x86_classify(buf, len, &ic) && ic.rep_string)
-			return true;
-	}
-	if ((vp->step.enable & 2) && insn_fetch(t->step_rip, buf, &len) &&
-	    !x86_classify(buf, len, &ic) && x86_is_branch(ic.branch))
+	if (tf->rip == t->step_rip &&
+	    (insn_flags(t, tf->rip) & ICACHE_REP_STRING))
+		return true;
+	if ((vp->step.enable & 2) &&
+	    (insn_flags(t, t->step_rip) & ICACHE_BRANCH))
 		step_count(vp, PV_STEP_USER_BRANCHES);
 	step_count(vp, PV_STEP_USER_INSNS);
 	return true;

@@ -295,6 +295,7 @@ s64 sys_execve(u64 upath, u64 uargv, u64 uenvp, u64 a3, u64 a4, u64 a5)
 	t->fs_base = 0;
 	wrmsr(0xc0000100, 0);
 	t->clear_child_tid = 0;
+	memset(t->icache, 0, sizeof(t->icache));
 	fpu_init_state(t->fxsave);
 	__asm__ volatile("fxrstorq %0" : : "m"(*(u8 (*)[512])t->fxsave));
 	memset(t->tf, 0, sizeof(*t->tf));

@@ -4,6 +4,7 @@
 
 #include "kernel.h"
 #include "mm.h"
+#include "asm_offsets.h"
 #include "sched.h"
 
 #define KSTACK_SIZE	16384ull
@@ -53,12 +54,20 @@ enum task_state {
  * A thread.  It sits at the bottom of its own 16 KiB-aligned kernel stack,
  * so `current` is one `and` of %rsp: no per-CPU segment, no swapgs.
  */
+/* Classification of a user instruction, cached for the #DB fast path. */
+struct step_icache {
+	u64 rip;
+	u64 flags;			/* ICACHE_* (asm_offsets.h) */
+};
+
 struct task {
 	struct trapframe *tf;		/* user frame at the stack top */
 	u64 ksp;			/* saved kernel rsp while switched out */
 	struct cpu *cpu;		/* where it runs or last ran */
 	struct mm *mm;
 	struct proc *proc;
+	u64 step_rip;			/* user RIP at the last return (step) */
+	struct step_icache icache[STEP_ICACHE];
 	int tid;
 	int state;			/* enum task_state */
 	struct task *run_next;		/* run queue link */
@@ -78,7 +87,6 @@ struct task {
 	struct pv_vpmu_thread_page *tpage;	/* counters, when it has any */
 	u32 pmu_count_mask;		/* counters offset at switches (a-mode) */
 	u32 pmu_int_mask;		/* counters saved/restored (i-mode) */
-	u64 step_rip;			/* user RIP at the last return (step) */
 	u64 fault_addr;			/* cr2 of the last user fault */
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */
@@ -98,12 +106,12 @@ struct tss {
 } __attribute__((packed));
 
 struct cpu {
+	struct pv_vpmu_vcpu_page *vpage;	/* Phys* from the VMM */
 	int id;
 	bool need_resched;
 	bool timer_on;
 	bool idle;
 	struct task *idle_task;
-	struct pv_vpmu_vcpu_page *vpage;	/* Phys* from the VMM */
 	u64 ticks;
 	struct tss tss;
 	u64 gdt[8];

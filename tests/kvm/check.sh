@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run a command (normally `vmm run ...`) and check what it did.
 #
-#   check.sh [-s STATUS] [-o STDOUT_TEXT] [-n NATIVE_PROG] [-e STDERR_REGEX]
+#   check.sh [-s STATUS] [-o STDOUT_TEXT] [-n NATIVE_PROG] [-e STDERR_REGEX]...
 #            [-E STDERR_LINES] [-t SECONDS] -- COMMAND...
 #
 # -n runs NATIVE_PROG natively with the arguments that follow it in COMMAND,
@@ -10,13 +10,14 @@
 # /dev/kvm is absent.
 set -uo pipefail
 
-want_status=0 want_out= have_out=0 native= err_re= err_lines= tmo=120
+want_status=0 want_out= have_out=0 native= err_lines= tmo=120
+err_re=()
 while getopts "s:o:n:e:E:t:" opt; do
 	case $opt in
 	s) want_status=$OPTARG ;;
 	o) want_out=$OPTARG; have_out=1 ;;
 	n) native=$OPTARG ;;
-	e) err_re=$OPTARG ;;
+	e) err_re+=("$OPTARG") ;;
 	E) err_lines=$OPTARG ;;
 	t) tmo=$OPTARG ;;
 	*) echo "check.sh: bad option" >&2; exit 2 ;;
@@ -56,9 +57,9 @@ if [ -n "$native" ]; then
 		>"$tmp/native" 2>/dev/null </dev/null
 	cmp -s "$tmp/native" "$tmp/out" || { say "stdout differs from native:"; diff "$tmp/native" "$tmp/out" | head -20; }
 fi
-if [ -n "$err_re" ] && ! grep -Eq "$err_re" "$tmp/err"; then
-	say "stderr does not match /$err_re/"
-fi
+for re in "${err_re[@]}"; do
+	grep -Eq -- "$re" "$tmp/err" || say "stderr does not match /$re/"
+done
 if [ -n "$err_lines" ]; then
 	n=$(wc -l <"$tmp/err")
 	[ "$n" = "$err_lines" ] || say "stderr has $n lines, want $err_lines"
