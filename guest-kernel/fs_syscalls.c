@@ -269,6 +269,10 @@ static s64 file_read(struct file *f, u64 buf, u64 len)
 		return hcall(PV_HC_READ, 0, buf, len);
 	case VN_PIPE:
 		return pipe_read_wait(f, buf, len);
+#ifndef VFS_HOST
+	case VN_PERF:
+		return perf_event_read(f->ino->perf, buf, len);
+#endif
 	default:
 		r = vfs_read(f, (void *)buf, len, f->pos);
 		if (r > 0)
@@ -496,6 +500,11 @@ SYSCALL(fcntl)
 	UNUSED3;
 	if (!f)
 		return -EBADF;
+#ifndef VFS_HOST
+	/* Overflow signals: F_SETOWN, F_SETSIG, O_ASYNC on a perf fd. */
+	if (f->ino->kind == VN_PERF && (a1 == F_SETFL || a1 == 8 || a1 == 10))
+		perf_event_fcntl(f->ino->perf, a1, a2);
+#endif
 	switch (a1) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
@@ -527,6 +536,11 @@ SYSCALL(fcntl)
 		return 0;
 	case F_GETPIPE_SZ:
 		return f->ino->kind == VN_PIPE ? (s64)VFS_PIPE_SIZE : -EBADF;
+	case 8:		/* F_SETOWN: signals go to that thread/process */
+	case 9:		/* F_GETOWN */
+	case 10:	/* F_SETSIG */
+	case 11:	/* F_GETSIG */
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -566,6 +580,8 @@ SYSCALL(ioctl)
 	UNUSED3;
 	if (!f)
 		return -EBADF;
+	if (f->ino->kind == VN_PERF)
+		return perf_event_ioctl(f->ino->perf, a1, a2);
 	switch (a1) {
 	case FIONBIO:
 		if (!user_range_ok(a2, 4) || copy_from_user(&v, (void *)a2, 4))

@@ -7,6 +7,7 @@
  */
 #include "kernel.h"
 #include "mm.h"
+#include "perf_event.h"
 #include "pmu_guest.h"
 #include "stat.h"
 #include "task.h"
@@ -132,28 +133,53 @@ static void task_masks(struct task *t)
 	}
 }
 
+int pmu_task_alloc_page(struct task *t)
+{
+	u64 pa = page_alloc_zero();
+
+	if (!pa)
+		return -ENOMEM;
+	t->tpage = P2V(pa);
+	t->tpage->flags = PV_VPMU_THREAD_ACTIVE;
+	return 0;
+}
+
+void pmu_task_config_changed(struct task *t)
+{
+	task_masks(t);
+}
+
 /* New task: inherit the parent's configuration (perf's inherit), or the
- * `vmm stat` events for the first task. */
+ * `vmm stat` / `vmm record` events for the first task. */
 void pmu_task_init(struct task *t, struct task *parent)
 {
 	struct pv_vpmu_thread_page *tp;
-	u64 pa;
 
-	if (!(parent ? parent->tpage != NULL : boot_params->stat_nr))
+	if (!(parent ? parent->tpage != NULL
+		     : boot_params->stat_nr || boot_params->record_period))
 		return;
-	pa = page_alloc_zero();
-	if (!pa)
+	if (pmu_task_alloc_page(t))
 		return;
-	tp = P2V(pa);
-	t->tpage = tp;
-	tp->flags = PV_VPMU_THREAD_ACTIVE;
+	tp = t->tpage;
 	if (parent) {
+		t->pmu_parent_tid = parent->tid;
 		memcpy(tp->evtsel, parent->tpage->evtsel, sizeof(tp->evtsel));
 		tp->fixed_ctrl = parent->tpage->fixed_ctrl;
 		tp->global_ctrl = parent->tpage->global_ctrl;
 		tp->config_id = parent->tpage->config_id;
 		tp->nr_map = parent->tpage->nr_map;
 		memcpy(tp->map, parent->tpage->map, sizeof(tp->map));
+		/* Interrupting counters start one period before they wrap. */
+		for (int i = 0; i < PV_VPMU_NR_GP; i++)
+			if (tp->evtsel[i] & PV_EVTSEL_INT)
+				tp->ctr[i].saved = parent->tpage->ctr[i].saved ?
+					pmu_sample_start(i) : 0;
+	} else if (boot_params->record_period) {
+		tp->evtsel[0] = boot_params->record_evtsel | PV_EVTSEL_INT;
+		tp->global_ctrl = 1;
+		tp->ctr[0].saved = pmu_sample_start(0);
+		tp->nr_map = 1;
+		tp->config_id = 2;
 	} else {
 		for (u32 i = 0; i < boot_params->stat_nr && i < 4; i++) {
 			tp->evtsel[i] = boot_params->stat_evtsel[i];
@@ -243,13 +269,35 @@ void pmu_switch(struct task *prev, struct task *next, struct cpu *c)
 		tpage_write_end(out->tpage);
 }
 
-/* The running thread's logical count: Sum_thread + Phys* - Start*. */
+/*
+ * A thread's logical count.  Running: Sum_thread + (Phys* - Start*), with
+ * Sum and Start zero for counters the VMM saves and restores.  Switched
+ * out: Sum (a-mode), or the saved counter (i-mode and saverestore).
+ */
 static u64 task_count(struct task *t, int i)
 {
 	struct pv_vpmu_thread_page *tp = t->tpage;
+	const struct pv_vpmu_vcpu_page *vp = t->cpu ? t->cpu->vpage : NULL;
 
-	return tp->ctr[i].sum +
-	       ((phys_star(t->cpu->vpage, i) - tp->ctr[i].start) & MASK48);
+	if (t->state == TASK_RUNNING && vp)
+		return tp->ctr[i].sum +
+		       ((phys_star(vp, i) - tp->ctr[i].start) & MASK48);
+	if ((t->pmu_int_mask & (1u << i)) ||
+	    (vp && vp->policy_id == PV_VPMU_POLICY_SAVERESTORE))
+		return tp->ctr[i].saved;
+	return tp->ctr[i].sum;
+}
+
+u64 pmu_task_count(struct task *t, int idx)
+{
+	return t->tpage ? task_count(t, idx) : 0;
+}
+
+/* The counter value an interrupting counter starts (and restarts) at. */
+u64 pmu_sample_start(int idx)
+{
+	(void)idx;
+	return (PV_VPMU_MASK + 1 - boot_params->record_period) & PV_VPMU_MASK;
 }
 
 /* Thread exit: report its counts to the VMM (`vmm stat`). */
@@ -257,8 +305,16 @@ void pmu_task_exit(struct task *t)
 {
 	struct pv_stat_record r;
 	u64 now = rdtsc();
+	struct task *p;
 
-	if (!t->tpage || !boot_params->stat_nr)
+	if (!t->tpage)
+		return;
+	/* perf's inherit: an exited child's counts go to the parent event. */
+	p = t->pmu_parent_tid ? task_find(t->pmu_parent_tid) : NULL;
+	for (int i = 0; p && p->proc == t->proc && i < PV_VPMU_NR_GP; i++)
+		if (p->perf[i] && (t->pmu_count_mask & (1u << i)))
+			p->perf[i]->child_counts += task_count(t, i);
+	if (!boot_params->stat_nr)
 		return;
 	memset(&r, 0, sizeof(r));
 	r.pid = t->proc->pid;
@@ -370,9 +426,50 @@ void pmu_count_trap_insn(struct task *t)
 		step_count(vp, PV_STEP_USER_INSNS);
 }
 
-/* PMI: not delivered to threads yet; unmask LVTPC for the next one. */
+static u64 rdmsr64(u32 msr)
+{
+	u32 lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return (u64)hi << 32 | lo;
+}
+
+/* `vmm record`: one sample of the interrupted context. */
+static void pmu_sample(struct task *t, struct trapframe *tf, int idx)
+{
+	struct pv_sample s;
+
+	s.pid = t->proc ? t->proc->pid : 0;
+	s.tid = t->tid;
+	s.cpu = t->cpu->id;
+	s.user = (tf->cs & 3) == 3;
+	s.ip = tf->rip;
+	s.time_tsc = rdtsc();
+	s.period = boot_params->record_period;
+	memcpy(s.comm, t->comm, sizeof(s.comm));
+	hcall(PV_HC_SAMPLE, V2P(&s), 0, 0);
+	wrmsr(PV_MSR_IA32_A_PMC0 + idx, pmu_sample_start(idx));
+}
+
+/*
+ * PMI.  Interrupting counters are saved and restored with their thread
+ * (i-mode), so the running thread owns every overflow seen here; the VMM
+ * moves an overflow still pending at a switch into the thread's page and
+ * raises it again when the thread resumes (Perfctr-Xen's "mark pending,
+ * deliver on next resume").
+ */
 void pmu_pmi(struct trapframe *tf)
 {
-	(void)tf;
-	wrmsr(0x834, VEC_PMI);
+	struct task *t = current_task();
+	u64 status = rdmsr64(PV_MSR_IA32_PERF_GLOBAL_STATUS);
+
+	for (int i = 0; i < PV_VPMU_NR_GP && t->tpage; i++) {
+		if (!(status & (1ull << i)))
+			continue;
+		if (!perf_event_overflow(t, i, tf) && boot_params->record_period)
+			pmu_sample(t, tf, i);
+	}
+	if (status)
+		wrmsr(PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
+	wrmsr(0x834, VEC_PMI);		/* unmask LVTPC for the next one */
 }

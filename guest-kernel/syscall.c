@@ -6,6 +6,7 @@
 #include "kernel.h"
 #include "mm.h"
 #include "pmu_guest.h"
+#include "perf_event.h"
 #include "task.h"
 #include "vfs.h"
 
@@ -34,13 +35,40 @@ static s64 sys_brk(u64 brk, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	return mm_brk(current_task()->proc->mm, brk);
 }
 
+/* A private file mapping: anonymous memory filled from the file. */
+static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
+{
+	struct mm *mm = current_task()->proc->mm;
+	u64 pa, flen;
+	s64 va;
+	int err;
+
+	err = vfs_fd_mmap_source(fd, off, &pa, &flen);
+	if (err)
+		return err;
+	va = mm_mmap_anon(mm, addr, len, prot | PROT_WRITE, flags & MAP_FIXED);
+	if (va < 0)
+		return va;
+	if (flen)
+		hcall(PV_HC_MEMCPY, va, (u64)P2V(pa), flen < len ? flen : len);
+	if (!(prot & PROT_WRITE))
+		mm_mprotect(mm, va, len, prot);
+	return va;
+}
+
 static s64 sys_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 {
-	(void)fd, (void)off;
-	if (!(flags & MAP_ANONYMOUS))
-		return -ENODEV;
+	struct file *f;
+
 	if (prot & ~7ull)
 		return -EINVAL;
+	if (!(flags & MAP_ANONYMOUS)) {
+		/* perf_event_open fds map the thread's counter page. */
+		f = fd_file(current_task()->proc->fdt, fd);
+		if (f && f->ino->kind == VN_PERF)
+			return PV_VPMU_THREAD_VA(f->ino->perf->owner_tid);
+		return mmap_file(addr, len, prot, flags, fd, off);
+	}
 	return mm_mmap_anon(current_task()->proc->mm, addr, len, prot,
 			    flags & MAP_FIXED);
 }
@@ -266,6 +294,7 @@ static const sys_fn sys_table[NR_MAX] = {
 	[273] = sys_zero,		/* set_robust_list */
 	[292] = sys_dup3,
 	[293] = sys_pipe2,
+	[298] = sys_perf_event_open,
 	[302] = sys_prlimit64,
 	[309] = sys_getcpu,
 	[316] = sys_renameat2,

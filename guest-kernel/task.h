@@ -11,6 +11,7 @@
 #define NSIG		64
 
 struct fdtable;
+struct perf_event;
 struct pv_vpmu_vcpu_page;
 struct pv_vpmu_thread_page;
 
@@ -87,6 +88,8 @@ struct task {
 	struct pv_vpmu_thread_page *tpage;	/* counters, when it has any */
 	u32 pmu_count_mask;		/* counters offset at switches (a-mode) */
 	u32 pmu_int_mask;		/* counters saved/restored (i-mode) */
+	int pmu_parent_tid;		/* inherit: whose events it counts for */
+	struct perf_event *perf[4];	/* perf_event_open fds, by counter */
 	u64 fault_addr;			/* cr2 of the last user fault */
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */

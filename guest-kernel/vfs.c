@@ -722,10 +722,15 @@ void file_put(struct file *f)
 {
 	if (--f->refs)
 		return;
-	if (f->ino->kind == VN_PIPE)
+	if (f->ino->kind == VN_PIPE) {
 		pipe_release(f->ino, f->flags);
-	else
+	} else {
+#ifndef VFS_HOST
+		if (f->ino->kind == VN_PERF)
+			perf_event_release(f->ino->perf);
+#endif
 		inode_put(f->ino);
+	}
 	kfree(f);
 }
 

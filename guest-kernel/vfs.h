@@ -104,6 +104,7 @@ long copy_to_user(void *udst, const void *src, size_t n);
 
 enum vnode_kind {
 	VN_REG, VN_DIR, VN_CONSOLE, VN_NULL, VN_ZERO, VN_PIPE,
+	VN_PERF,			/* perf_event_open: perf_event.c */
 };
 
 /*
@@ -112,6 +113,8 @@ enum vnode_kind {
  * in the global name hash.  Console, pipe and device nodes may have no
  * parent (not in the tree).
  */
+struct perf_event;
+
 struct inode {
 	struct inode *hnext, **hprev;	/* name hash chain */
 	struct inode *sib, **sprev;	/* parent's child list, in order */
@@ -131,6 +134,7 @@ struct inode {
 	u8 *data;			/* contents, contiguous */
 	u64 cap;			/* bytes allocated at data */
 	struct pipe *pipe;
+	struct perf_event *perf;	/* VN_PERF */
 };
 
 /* An open file description, shared by dup() and fork(). */
@@ -256,6 +260,14 @@ int vfs_init(const u8 *initrd, u64 size);
 int vfs_exec_lookup(const char *path, const char *cwd, const u8 **data,
 		    u64 *size);
 int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len);
+
+#ifndef VFS_HOST
+/* perf_event.c: the VN_PERF file operations */
+s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len);
+s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg);
+void perf_event_release(struct perf_event *e);
+void perf_event_fcntl(struct perf_event *e, u64 cmd, u64 arg);
+#endif
 
 #ifndef VFS_HOST
 /* System calls, Linux x86-64 numbers; the kernel's table signature. */

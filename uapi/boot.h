@@ -55,15 +55,17 @@ struct pv_boot_params {
 	uint64_t stat_evtsel[4];	/* vmm stat: IA32_PERFEVTSELx per thread */
 	uint32_t stat_nr;		/* counters used in stat_evtsel */
 	uint32_t pad0;
+	uint64_t record_evtsel;		/* vmm record: the sampled event ... */
+	uint64_t record_period;		/* ... one sample per this many */
 	struct pv_memmap_entry memmap[PV_MAX_MEMMAP];
 	char init_path[256];		/* program to run, e.g. "/bin/hello" */
 	char args[PV_BOOT_ARGS_SIZE];	/* NUL-terminated strings */
 };
 
 _Static_assert(sizeof(struct pv_memmap_entry) == 24, "memmap entry size");
-_Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 128,
+_Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 144,
 	       "boot params layout");
-_Static_assert(sizeof(struct pv_boot_params) == 128 + 24 * PV_MAX_MEMMAP + 256
+_Static_assert(sizeof(struct pv_boot_params) == 144 + 24 * PV_MAX_MEMMAP + 256
 	       + PV_BOOT_ARGS_SIZE, "boot params size");
 _Static_assert(sizeof(struct pv_boot_params) <= 8192, "boot params fit 2 pages");
 

@@ -34,6 +34,7 @@ enum pv_hypercall {
 	PV_HC_MEMCPY = 7,	/* (dst va, src va, len) -> 0 or -EFAULT */
 	PV_HC_MEMSET = 8,	/* (dst va, byte, len) -> 0 or -EFAULT */
 	PV_HC_STAT_THREAD = 9,	/* (gpa of struct pv_stat_record) uapi/stat.h */
+	PV_HC_SAMPLE = 10,	/* (gpa of struct pv_sample) uapi/stat.h */
 	PV_HC_NR
 };
 

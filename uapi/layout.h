@@ -31,6 +31,17 @@
 #define PV_USER_PIE_BASE	0x555555554000ull
 #define PV_USER_TOP		0x800000000000ull
 
+/*
+ * Counter pages mapped read-only into processes that use counters (perf_
+ * event_open, libvpmu): every vCPU's page, then one page per thread, at an
+ * address given by its thread id so that threads of one address space see
+ * their own.
+ */
+#define PV_VPMU_VCPU_VA		0x7e0000000000ull
+#define PV_VPMU_MAX_TID		65536
+#define PV_VPMU_THREAD_VA(tid)	(0x7e0000100000ull + 4096ull * (tid))
+#define PV_VPMU_THREAD_VA_END	PV_VPMU_THREAD_VA(PV_VPMU_MAX_TID)
+
 #define PV_PAGE_SIZE		4096ull
 #define PV_HUGE_SIZE		(2ull << 20)
 

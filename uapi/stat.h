@@ -22,4 +22,18 @@ struct pv_stat_record {
 
 _Static_assert(sizeof(struct pv_stat_record) == 64, "stat record size");
 
+/* PV_HC_SAMPLE (gpa of this record): `vmm record`, one per overflow. */
+struct pv_sample {
+	int32_t pid;
+	int32_t tid;
+	uint32_t cpu;
+	uint32_t user;			/* 1: ip is a user address */
+	uint64_t ip;			/* interrupted instruction */
+	uint64_t time_tsc;
+	uint64_t period;
+	char comm[16];
+};
+
+_Static_assert(sizeof(struct pv_sample) == 56, "sample size");
+
 #endif
