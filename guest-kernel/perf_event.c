@@ -100,9 +100,19 @@ static void perf_reload(struct task *t)
 	hcall(PV_HC_PMU_SWITCH, V2P(tp), V2P(tp), 0);
 }
 
+/*
+ * Events since open.  A sampling counter restarts one period before it
+ * wraps at every overflow, so its count is whole periods plus the progress
+ * from that starting point.
+ */
 static u64 event_raw(struct perf_event *e)
 {
-	return pmu_task_count(e->owner, e->idx) + e->child_counts;
+	u64 c = pmu_task_count(e->owner, e->idx);
+
+	if (e->period)
+		c = e->overflows * e->period +
+		    ((c - (PV_VPMU_MASK + 1 - e->period)) & PV_VPMU_MASK);
+	return c + e->child_counts;
 }
 
 static u64 event_value(struct perf_event *e)
@@ -189,6 +199,10 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		tp->nr_map = idx + 1;
 	t->perf[idx] = e;
 	perf_reload(t);
+	/* The switch saved the old counter over our preset: set it now. */
+	if (e->period)
+		wrmsr(PV_MSR_IA32_A_PMC0 + idx,
+		      (PV_VPMU_MASK + 1 - e->period) & PV_VPMU_MASK);
 	if (perf_map_pages(t))
 		kprintf("%s[%d]: counter pages not mapped", t->comm, t->tid);
 	e->base = event_raw(e);
@@ -236,7 +250,7 @@ s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg)
 {
 	u64 v;
 
-	switch (cmd) {
+	switch ((u32)cmd) {	/* an int in the C library: sign-extended */
 	case PERF_EVENT_IOC_ENABLE:
 	case PERF_EVENT_IOC_REFRESH:
 		if (!e->enabled) {
@@ -307,9 +321,11 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 	(void)tf;
 	if (!e)
 		return false;
+	/* Re-arm: the next overflow comes 'period' events after this one;
+	 * events past the wrap (skid) carry over. */
+	wrmsr(PV_MSR_IA32_A_PMC0 + idx,
+	      (pmu_task_count(t, idx) - e->period) & PV_VPMU_MASK);
 	e->overflows++;
-	/* Re-arm: the next overflow comes 'period' events later. */
-	wrmsr(PV_MSR_IA32_PMC0 + idx, -(s64)e->period);
 	if (e->async) {
 		to = task_find(e->sig_tid);
 		if (to && to->proc == t->proc) {

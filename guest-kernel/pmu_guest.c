@@ -463,6 +463,10 @@ void pmu_pmi(struct trapframe *tf)
 	struct task *t = current_task();
 	u64 status = rdmsr64(PV_MSR_IA32_PERF_GLOBAL_STATUS);
 
+	if (ktrace)
+		kprintf("%s[%d]: PMI status %lx at %lx", t->comm, t->tid,
+			status, tf->rip);
+
 	for (int i = 0; i < PV_VPMU_NR_GP && t->tpage; i++) {
 		if (!(status & (1ull << i)))
 			continue;

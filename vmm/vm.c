@@ -248,8 +248,10 @@ static void vm_stats_print(struct vm *vm)
 		uint64_t *vals;
 
 		fprintf(stderr, "vmm: cpu %d: %llu exits to the VMM, %llu "
-			"hypercalls\n", i, (unsigned long long)v->exits,
-			(unsigned long long)v->hypercalls);
+			"hypercalls, %llu PMIs\n", i,
+			(unsigned long long)v->exits,
+			(unsigned long long)v->hypercalls,
+			(unsigned long long)v->pmis);
 		if (kvm_stats_open(&st, v->fd))
 			continue;
 		vals = calloc(st.n, sizeof(*vals));

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libvpmu inside the guest: the PAPI zero test and overflow test
+ * equivalents, per-thread direct reads, and the read-cost benchmark.
+ *   vpmu_test zero | overflow T | threads | readcost
+ * Exactness assumes the step source (vmm run --source step).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "papi.h"
+#include "vpmu.h"
+
+/* Exactly 2 * k + 2 instructions (mov, then dec/jnz k times, one extra). */
+static void spin(long k)
+{
+	__asm__ volatile("mov %0, %%rcx\n1: dec %%rcx\n jnz 1b" : : "r"(k)
+			 : "rcx", "cc");
+}
+
+/*
+ * Instructions around spin(k).  A direct read retries when the thread or
+ * its vCPU page changed meanwhile (a switch, a VMM exit), and the retry's
+ * instructions are real ones the thread executed: take the least of a few
+ * trials, which has none.
+ */
+static long long measure(int es, long k)
+{
+	long long a, b, best = -1;
+
+	for (int i = 0; i < 5; i++) {
+		PAPI_read(es, &a);
+		spin(k);
+		PAPI_read(es, &b);
+		if (best < 0 || b - a < best)
+			best = b - a;
+	}
+	return best;
+}
+
+static int zero_test(void)
+{
+	int es = PAPI_NULL;
+	long long d1, d2, v;
+
+	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT ||
+	    PAPI_create_eventset(&es) != PAPI_OK ||
+	    PAPI_add_event(es, PAPI_TOT_INS) != PAPI_OK ||
+	    PAPI_start(es) != PAPI_OK) {
+		printf("zero: PAPI set-up failed\n");
+		return 1;
+	}
+	d1 = measure(es, 1000);
+	d2 = measure(es, 5000);
+	PAPI_stop(es, &v);
+	printf("zero: %s (%lld and %lld instructions around 1000 and 5000 "
+	       "iterations)\n", d2 - d1 == 8000 ? "ok" : "WRONG", d1, d2);
+	return d2 - d1 != 8000;
+}
+
+static volatile long overflows, wrong_thread;
+static pid_t owner;
+
+static void on_overflow(int es, void *ip, long long vec, void *ctx)
+{
+	(void)es, (void)ip, (void)vec, (void)ctx;
+	overflows++;
+	if (syscall(SYS_gettid) != owner)
+		wrong_thread++;
+}
+
+static int overflow_test(int t)
+{
+	int es = PAPI_NULL;
+	long long count;
+
+	owner = syscall(SYS_gettid);
+	PAPI_library_init(PAPI_VER_CURRENT);
+	if (PAPI_create_eventset(&es) != PAPI_OK ||
+	    PAPI_add_event(es, PAPI_TOT_INS) != PAPI_OK ||
+	    PAPI_overflow(es, PAPI_TOT_INS, t, 0, on_overflow) != PAPI_OK ||
+	    PAPI_start(es) != PAPI_OK) {
+		printf("overflow: PAPI set-up failed\n");
+		return 1;
+	}
+	spin(3000);
+	PAPI_stop(es, &count);
+	/* Zero skid: one overflow per threshold crossed, none lost. */
+	printf("overflow: %s (threshold %d, %lld instructions, %ld overflows, "
+	       "%ld in another thread)\n",
+	       overflows == count / t && !wrong_thread ? "ok" : "WRONG", t,
+	       count, overflows, wrong_thread);
+	return overflows != count / t || wrong_thread;
+}
+
+struct targ {
+	long k;
+	long long delta;
+	int err;
+};
+
+static void *thread_main(void *p)
+{
+	struct targ *a = p;
+	struct vpmu_event e;
+	uint64_t x, y;
+
+	if (vpmu_open(&e, "instructions:u")) {
+		a->err = 1;
+		return NULL;
+	}
+	a->delta = -1;
+	for (int trial = 0; trial < 5; trial++) {	/* see measure() */
+		x = vpmu_read(&e);
+		for (int i = 0; i < 4; i++)
+			spin(a->k / 4);
+		y = vpmu_read(&e);
+		if (a->delta < 0 || (long long)(y - x) < a->delta)
+			a->delta = y - x;
+	}
+	/* The kernel's count (read(2)) is never behind the direct read. */
+	a->err = vpmu_read_syscall(&e) < y;
+	vpmu_close(&e);
+	return NULL;
+}
+
+static int threads_test(void)
+{
+	struct targ a = { 20000, 0, 0 }, b = { 6000, 0, 0 };
+	pthread_t ta, tb;
+
+	pthread_create(&ta, NULL, thread_main, &a);
+	pthread_create(&tb, NULL, thread_main, &b);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	/* Each thread sees only its own work: the loops differ by 28000. */
+	printf("threads: %s (%lld and %lld)\n",
+	       !a.err && !b.err && a.delta - b.delta == 28000 ? "ok" : "WRONG",
+	       a.delta, b.delta);
+	return a.err || b.err || a.delta - b.delta != 28000;
+}
+
+static inline uint64_t rd_tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median cycles of one call of fn over n samples. */
+#define MEDIAN(n, stmt) ({						\
+	static uint64_t s_[n];						\
+	for (int i_ = 0; i_ < (n); i_++) {				\
+		uint64_t t0_ = rd_tsc();				\
+		stmt;							\
+		s_[i_] = rd_tsc() - t0_;				\
+	}								\
+	qsort(s_, (n), sizeof(s_[0]), cmp_u64);				\
+	s_[(n) / 2];							\
+})
+
+static int readcost(void)
+{
+	struct vpmu_event e;
+	volatile uint64_t sink = 0;
+	uint64_t direct, sys, trap, tsc;
+	double khz = 0;
+	int64_t tc;
+
+	/* tsc_khz of the vCPU page, mapped by the first vpmu_open(). */
+	if (!vpmu_open(&e, "cycles"))
+		khz = *(const volatile uint64_t *)(0x7e0000000000ull + 32);
+	if (khz <= 0) {
+		printf("{\"error\": \"cannot open a counter\"}\n");
+		return 1;
+	}
+	tsc = MEDIAN(2001, sink += rd_tsc());
+	direct = MEDIAN(2001, sink += vpmu_read(&e));
+	sys = MEDIAN(101, sink += vpmu_read_syscall(&e));
+	tc = vpmu_trap_read_cycles(&e, 200);
+	trap = tc > 0 ? tc / 200 : 0;
+	printf("{\"direct_read_ns\": %.1f, \"syscall_read_ns\": %.1f, "
+	       "\"trap_read_ns\": %.1f, \"native_rdtsc_ns\": %.1f, "
+	       "\"tsc_khz\": %.0f}\n", direct * 1e6 / khz, sys * 1e6 / khz,
+	       trap * 1e6 / khz, tsc * 1e6 / khz, khz);
+	vpmu_close(&e);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "zero";
+
+	if (!strcmp(what, "zero"))
+		return zero_test();
+	if (!strcmp(what, "overflow"))
+		return overflow_test(argc > 2 ? atoi(argv[2]) : 1000);
+	if (!strcmp(what, "threads"))
+		return threads_test();
+	if (!strcmp(what, "readcost"))
+		return readcost();
+	return 2;
+}
