@@ -323,8 +323,7 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 		return false;
 	/* Re-arm: the next overflow comes 'period' events after this one;
 	 * events past the wrap (skid) carry over. */
-	wrmsr(PV_MSR_IA32_A_PMC0 + idx,
-	      (pmu_task_count(t, idx) - e->period) & PV_VPMU_MASK);
+	pmu_rearm(idx, e->period);
 	e->overflows++;
 	if (e->async) {
 		to = task_find(e->sig_tid);

@@ -434,6 +434,20 @@ static u64 rdmsr64(u32 msr)
 	return (u64)hi << 32 | lo;
 }
 
+/*
+ * Restart an interrupting counter one period before its next wrap,
+ * keeping the events it counted past this wrap (skid) unless they are a
+ * period or more (the PMI handler's own time with the tsc source).
+ */
+void pmu_rearm(int idx, u64 period)
+{
+	u64 now = rdmsr64(PV_MSR_IA32_A_PMC0 + idx);
+
+	if (now >= period)
+		now = 0;
+	wrmsr(PV_MSR_IA32_A_PMC0 + idx, (now - period) & MASK48);
+}
+
 /* `vmm record`: one sample of the interrupted context. */
 static void pmu_sample(struct task *t, struct trapframe *tf, int idx)
 {
@@ -448,7 +462,8 @@ static void pmu_sample(struct task *t, struct trapframe *tf, int idx)
 	s.period = boot_params->record_period;
 	memcpy(s.comm, t->comm, sizeof(s.comm));
 	hcall(PV_HC_SAMPLE, V2P(&s), 0, 0);
-	wrmsr(PV_MSR_IA32_A_PMC0 + idx, pmu_sample_start(idx));
+	/* The next sample one period on; events past the wrap carry over. */
+	pmu_rearm(idx, boot_params->record_period);
 }
 
 /*
@@ -466,14 +481,19 @@ void pmu_pmi(struct trapframe *tf)
 	if (ktrace)
 		kprintf("%s[%d]: PMI status %lx at %lx", t->comm, t->tid,
 			status, tf->rip);
-
+	/*
+	 * Acknowledge, unmask LVTPC, then re-arm: an overflow during the
+	 * re-arm sets a fresh status bit and PMI instead of being cleared
+	 * with the old one, and the re-arm's MSR write traps, which is where
+	 * the VMM sees LVTPC unmasked.
+	 */
+	if (status)
+		wrmsr(PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
+	wrmsr(0x834, VEC_PMI);
 	for (int i = 0; i < PV_VPMU_NR_GP && t->tpage; i++) {
 		if (!(status & (1ull << i)))
 			continue;
 		if (!perf_event_overflow(t, i, tf) && boot_params->record_period)
 			pmu_sample(t, tf, i);
 	}
-	if (status)
-		wrmsr(PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
-	wrmsr(0x834, VEC_PMI);		/* unmask LVTPC for the next one */
 }

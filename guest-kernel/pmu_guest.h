@@ -31,6 +31,7 @@ void pmu_user_return(struct task *t, struct trapframe *tf);
 void pmu_count_trap_insn(struct task *t);
 bool pmu_debug_trap(struct trapframe *tf);
 uint64_t pmu_sample_start(int idx);
+void pmu_rearm(int idx, uint64_t period);
 void pmu_pmi(struct trapframe *tf);
 
 #endif

@@ -21,6 +21,7 @@ enum {
 	OPT_POLICY,
 	OPT_PER_THREAD,
 	OPT_JSON,
+	OPT_FORMAT,
 };
 
 static const struct option run_options[] = {
@@ -39,6 +40,9 @@ static const struct option run_options[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "output", required_argument, NULL, 'o' },
 	{ "repeat", required_argument, NULL, 'r' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -50,6 +54,9 @@ static const char run_usage[] =
 	"               [--kernel FILE] [--timeout SECONDS] [--source tsc|step|perf]\n"
 	"               [--policy offset|saverestore|raw] [-v] [--] "
 	"PROGRAM [ARGS...]\n";
+
+static int cli_parse_mode(int argc, char **argv, int mode,
+			  struct vmm_config *cfg, char *err, size_t errlen);
 
 static const char stat_usage[] =
 	"usage: vmm stat [-e EVENT[,EVENT...]]... [--per-thread] [-x SEP] [--json]\n"
@@ -145,9 +152,78 @@ int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
 	return cli_parse(argc, argv, false, cfg, err, errlen);
 }
 
+static const char record_usage[] =
+	"usage: vmm record [-e EVENT] [-c PERIOD] [-o FILE] [--format perf]\n"
+	"                  [-a] [--source tsc|step|perf] [vmm run options] [--]\n"
+	"                  PROGRAM [ARGS...]\n"
+	"  -a: system-wide, the VMM's own time per exit reason as well\n";
+
+/* `vmm record`: its own options on top of run's. */
+static int cli_record_opt(struct vmm_config *cfg, int c, char *err,
+			  size_t errlen)
+{
+	struct vmm_record *r = &cfg->record;
+	struct vmm_stat tmp = { 0 };
+	char buf[48];
+
+	switch (c) {
+	case 'e':
+		err[0] = 0;
+		snprintf(buf, sizeof(buf), "%s", optarg);
+		if (strchr(buf, ',') || cli_parse_events(&tmp, buf, err, errlen)) {
+			if (!*err)
+				snprintf(err, errlen, "-e: one event to sample");
+			return -1;
+		}
+		snprintf(r->event, sizeof(r->event), "%s", optarg);
+		r->code = tmp.event[0];
+		r->mode = tmp.mode[0];
+		return 0;
+	case 'c': {
+		long n;
+
+		if (parse_int(optarg, 1, 1L << 30, &n)) {
+			snprintf(err, errlen, "-c: '%s' is not a period from 1 "
+				 "to 2^30", optarg);
+			return -1;
+		}
+		r->period = n;
+		return 0;
+	}
+	case 'o':
+		r->output = optarg;
+		return 0;
+	case 'a':
+		r->system_wide = true;
+		return 0;
+	case OPT_FORMAT:
+		if (strcmp(optarg, "perf") && strcmp(optarg, "perfvisor")) {
+			snprintf(err, errlen, "--format: perf or perfvisor");
+			return -1;
+		}
+		r->perf_format = !strcmp(optarg, "perf");
+		return 0;
+	}
+	return 1;
+}
+
+int cli_parse_record(int argc, char **argv, struct vmm_config *cfg,
+		     char *err, size_t errlen)
+{
+	return cli_parse_mode(argc, argv, 2, cfg, err, errlen);
+}
+
 int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
 	      char *err, size_t errlen)
 {
+	return cli_parse_mode(argc, argv, stat ? 1 : 0, cfg, err, errlen);
+}
+
+/* mode: 0 run, 1 stat, 2 record. */
+static int cli_parse_mode(int argc, char **argv, int mode,
+			  struct vmm_config *cfg, char *err, size_t errlen)
+{
+	bool stat = mode == 1;
 	const char *base;
 	long n;
 	int c;
@@ -161,11 +237,28 @@ int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
 	opterr = 0;
 	/* '+': stop at PROGRAM so its own options are left alone. */
 	cfg->stat_mode = stat;
+	cfg->record_mode = mode == 2;
 	cfg->stat.repeat = 1;
-	while ((c = getopt_long(argc, argv, stat ? "+vhe:x:o:r:" : "+vh",
+	if (mode == 2) {
+		cfg->record.period = 0;
+		snprintf(cfg->record.event, sizeof(cfg->record.event), "cycles");
+		cfg->record.code = 0x003c;
+		cfg->record.mode = PMU_MODE_ALL;
+	}
+	while ((c = getopt_long(argc, argv, mode == 1 ? "+vhe:x:o:r:" :
+				mode == 2 ? "+vhe:c:o:a" : "+vh",
 				run_options, NULL)) != -1) {
+		if (mode == 2 && c != 'h' && c != 'v') {
+			int r = cli_record_opt(cfg, c, err, errlen);
+
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				continue;
+		}
 		if (!stat && (c == 'e' || c == 'x' || c == 'o' || c == 'r' ||
-			      c == OPT_PER_THREAD || c == OPT_JSON)) {
+			      c == OPT_PER_THREAD || c == OPT_JSON ||
+			      c == 'c' || c == 'a' || c == OPT_FORMAT)) {
 			snprintf(err, errlen, "'%s' is a vmm stat option",
 				 argv[optind - 1]);
 			return -1;
@@ -273,11 +366,13 @@ int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
 			cfg->verbose++;
 			break;
 		case 'h':
-			fputs(stat ? stat_usage : run_usage, stdout);
+			fputs(stat ? stat_usage : mode == 2 ? record_usage
+							   : run_usage, stdout);
 			return 1;
 		default:
 			snprintf(err, errlen, "unknown option '%s' (see vmm %s "
-				 "--help)", argv[optind - 1], stat ? "stat" : "run");
+				 "--help)", argv[optind - 1],
+				 stat ? "stat" : mode == 2 ? "record" : "run");
 			return -1;
 		}
 	}

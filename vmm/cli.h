@@ -15,6 +15,8 @@ int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
 /* The same for `vmm stat` (stat = true), which adds the stat options. */
 int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
 	      char *err, size_t errlen);
+int cli_parse_record(int argc, char **argv, struct vmm_config *cfg,
+		     char *err, size_t errlen);
 int cli_parse_size(const char *s, uint64_t *out);
 
 #endif

@@ -25,6 +25,17 @@ struct vmm_stat {
 	int repeat;			/* -r N */
 };
 
+/* `vmm record`: what to sample and where the profile goes. */
+struct vmm_record {
+	char event[48];			/* as written: "cycles", "instructions:u" */
+	uint16_t code;			/* PV_EVENT() */
+	unsigned int mode;		/* PMU_MODE_* */
+	uint64_t period;		/* -c */
+	const char *output;		/* -o */
+	bool perf_format;		/* --format perf */
+	bool system_wide;		/* -a: the VMM's own time too */
+};
+
 struct vmm_file {
 	const char *host;
 	const char *guest;		/* absolute guest path */
@@ -49,6 +60,8 @@ struct vmm_config {
 	int report_fd;			/* vmm bench: resource report */
 	bool stat_mode;			/* vmm stat */
 	struct vmm_stat stat;
+	bool record_mode;		/* vmm record */
+	struct vmm_record record;
 };
 
 #endif

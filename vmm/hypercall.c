@@ -13,6 +13,7 @@
 #include "guest_mem.h"
 #include "hypercall.h"
 #include "layout.h"
+#include "profile.h"
 #include "stat.h"
 #include "stat_report.h"
 #include "vcpu.h"
@@ -200,6 +201,31 @@ static int64_t hc_stat_thread(struct vcpu *v, uint64_t gpa)
 	return 0;
 }
 
+static int64_t hc_sample(struct vcpu *v, uint64_t gpa)
+{
+	const struct pv_sample *r = vm_gpa_to_hva(v->vm, gpa, sizeof(*r));
+	struct vm *vm = v->vm;
+	struct sample s = { 0 };
+	char comm[17];
+
+	if (!r)
+		return -EFAULT;
+	if (!vm->profile)
+		return 0;
+	memcpy(comm, r->comm, 16);
+	comm[16] = 0;
+	profile_comm(vm->profile, r->pid, r->tid, comm);
+	s.pid = r->pid;
+	s.tid = r->tid;
+	s.cpu = r->cpu;
+	s.kind = r->user ? SAMPLE_USER : SAMPLE_KERNEL;
+	s.ip = r->ip;
+	s.time_ns = (r->time_tsc - vm->boot_tsc) * 1000000 / vm->tsc_khz;
+	s.period = r->period;
+	profile_add(vm->profile, &s);
+	return 0;
+}
+
 enum exit_result hypercall_dispatch(struct vcpu *v)
 {
 	struct kvm_regs *r = vcpu_regs(v);
@@ -227,6 +253,9 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		break;
 	case PV_HC_ZERO:
 		ret = hc_zero(v, r->rdi, r->rsi);
+		break;
+	case PV_HC_SAMPLE:
+		ret = hc_sample(v, r->rdi);
 		break;
 	case PV_HC_STAT_THREAD:
 		ret = hc_stat_thread(v, r->rdi);

@@ -22,7 +22,12 @@
 #include "elf_check.h"
 #include "initramfs.h"
 #include "layout.h"
+#include "perf_data.h"
 #include "pmu.h"
+#include "profile.h"
+#include "vpmu.h"
+#include <getopt.h>
+#include <x86intrin.h>
 #include "stat_report.h"
 #include "vm.h"
 
@@ -34,6 +39,8 @@ static const char usage[] =
 	"commands:\n"
 	"  run     boot the perfvisor guest and run a static x86-64 program\n"
 	"  stat    run a program and print its counts, like perf stat\n"
+	"  record  sample a program (and the VMM) into a profile\n"
+	"  report  print a profile like perf report\n"
 	"  bench   benchmarks (boot)\n"
 	"\n"
 	"`vmm COMMAND --help` describes each command's options.\n";
@@ -104,7 +111,7 @@ static int run_inputs(const struct vmm_config *cfg, void **prog,
 /* Boot one VM and run the program to its end; stat (or NULL) collects. */
 static int run_vm(const struct vmm_config *cfg, const void *prog,
 		  size_t prog_len, const void *kernel, size_t klen,
-		  struct stat_run *stat)
+		  struct stat_run *stat, struct profile *prof)
 {
 	struct pv_boot_params *bp;
 	struct boot_layout lay;
@@ -134,6 +141,23 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		stat_prepare(&cfg->stat, vm.pmu, bp, stat);
 		vm.stat = stat;
 	}
+	if (prof) {
+		const struct vmm_record *r = &cfg->record;
+
+		if (!pmu_event_supported(vm.pmu, r->code, r->mode)) {
+			status = vmm_error(NULL, "record: the event source cannot "
+					   "count that event");
+			goto out;
+		}
+		bp->record_evtsel = r->code | PV_EVTSEL_EN |
+			(r->mode & PMU_MODE_USR ? PV_EVTSEL_USR : 0) |
+			(r->mode & PMU_MODE_OS ? PV_EVTSEL_OS : 0);
+		/* Default: 1 kHz of cycles, or every 10000 other events. */
+		bp->record_period = r->period ? r->period :
+			(r->code == 0x3c || r->code == 0x13c) ? vm.tsc_khz : 10000;
+		vm.profile = prof;
+	}
+	vm.boot_tsc = __rdtsc();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	status = vm_run(&vm);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -168,14 +192,15 @@ static int cmd_run_or_stat(int argc, char **argv, bool stat)
 	if (r)
 		return r;
 	if (!stat) {
-		status = run_vm(&cfg, prog, prog_len, kernel, klen, NULL);
+		status = run_vm(&cfg, prog, prog_len, kernel, klen, NULL, NULL);
 		goto out;
 	}
 	if (!cfg.stat.nevents)
 		stat_default_events(&cfg.stat, cfg.source);
 	runs = calloc(cfg.stat.repeat, sizeof(*runs));
 	for (int i = 0; runs && i < cfg.stat.repeat; i++) {
-		status = run_vm(&cfg, prog, prog_len, kernel, klen, &runs[i]);
+		status = run_vm(&cfg, prog, prog_len, kernel, klen, &runs[i],
+				NULL);
 		if (status == VMM_EXIT_ERROR || status == 124)
 			goto out;
 	}
@@ -199,6 +224,109 @@ out:
 	return status;
 }
 
+/* vmm record: sample the guest (and with -a the VMM) into a profile. */
+static int cmd_record(int argc, char **argv)
+{
+	struct vmm_config cfg;
+	const struct vmm_record *r = &cfg.record;
+	struct profile *prof = NULL;
+	const void *kernel;
+	void *prog, *kbuf;
+	size_t prog_len, klen;
+	const char *out;
+	char err[512];
+	int st, status;
+
+	st = cli_parse_record(argc, argv, &cfg, err, sizeof(err));
+	if (st)
+		return st > 0 ? 0 : vmm_error(NULL, err);
+	if (r->system_wide && r->code != 0x3c && r->code != 0x13c)
+		return vmm_error(NULL, "record -a needs a cycles event: the VMM's "
+				 "share is time");
+	status = run_inputs(&cfg, &prog, &prog_len, &kbuf, &kernel, &klen);
+	if (status)
+		return status;
+	prof = profile_new();
+	out = r->output ? r->output : r->perf_format ? "perf.data"
+						     : "perfvisor.data";
+	if (!prof ||
+	    profile_add_image(prof, cfg.argv[0], cfg.program,
+			      ((const unsigned char *)prog)[16] == 3 ?
+			      PV_USER_PIE_BASE : 0, false, err,
+			      sizeof(err)) < 0 ||
+	    profile_add_image_mem(prof, "[kernel]", cfg.kernel_path, kernel,
+				  klen, 0, true, err, sizeof(err)) < 0) {
+		status = vmm_error("record", prof ? err : "out of memory");
+		goto out;
+	}
+	profile_set_event(prof, r->event, 4, r->code);
+	status = run_vm(&cfg, prog, prog_len, kernel, klen, NULL, prof);
+	if (status == VMM_EXIT_ERROR || status == 124)
+		goto out;
+	if ((r->perf_format ? perf_data_write(prof, out, err, sizeof(err))
+			    : profile_write(prof, out, err, sizeof(err)))) {
+		status = vmm_error(out, err);
+		goto out;
+	}
+	fprintf(stderr, "[ vmm record: %zu samples of %s written to %s ]\n",
+		profile_nr_samples(prof), r->event, out);
+out:
+	profile_free(prof);
+	free(prog);
+	free(kbuf);
+	return status;
+}
+
+/* vmm report: the profile as a table, or folded stacks. */
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "stdio", no_argument, NULL, 'S' },
+		{ "folded", no_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report_opts ro = { 0 };
+	const char *in = "perfvisor.data";
+	struct profile *prof;
+	char err[512];
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "i:s:no:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': in = optarg; break;
+		case 's': ro.sort = optarg; break;
+		case 'S': ro.stdio = true; break;
+		case 'F': ro.folded = true; break;
+		case 'n': ro.nr_samples = true; break;
+		case 'o': ro.output = optarg; break;
+		case 'h':
+			puts("usage: vmm report [-i FILE] [--sort KEYS] [-n] "
+			     "[--stdio] [--folded] [-o FILE]\n"
+			     "keys: comm,pid,tid,dso,sym,cpu");
+			return 0;
+		default:
+			return vmm_error("report", "bad option (see vmm report "
+					 "--help)");
+		}
+	}
+	if (ro.sort && profile_sort_check(ro.sort, err, sizeof(err)))
+		return vmm_error("report", err);
+	if (access(in, R_OK) && !strcmp(in, "perfvisor.data") &&
+	    !access("perf.data", R_OK))
+		in = "perf.data";
+	if (profile_open(&prof, in, err, sizeof(err)))
+		return vmm_error(in, err);
+	c = profile_report(prof, &ro, stdout);
+	profile_free(prof);
+	return c ? vmm_error("report", strerror(errno)) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -209,6 +337,10 @@ int main(int argc, char **argv)
 		return cmd_run_or_stat(argc - 1, argv + 1, false);
 	if (!strcmp(argv[1], "stat"))
 		return cmd_run_or_stat(argc - 1, argv + 1, true);
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 1, argv + 1);
 	fprintf(stderr, "vmm: unknown command '%s' (see vmm --help)\n", argv[1]);

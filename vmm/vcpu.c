@@ -145,6 +145,9 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 
 void vcpu_destroy(struct vcpu *v)
 {
+	if (v->timer_made)
+		timer_delete(v->timer);
+	v->timer_made = false;
 	if (v->run)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)

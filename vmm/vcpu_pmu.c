@@ -10,10 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
 
 #include "hypercall.h"
 #include "layout.h"
+#include "profile.h"
 #include "vcpu.h"
 #include "vcpu_pmu.h"
 
@@ -136,13 +141,67 @@ static void vpmu_check_lvtpc(struct vcpu *v)
 	}
 }
 
+/*
+ * tsc source: an interrupting counter overflows at a TSC deadline while the
+ * guest runs without exits; a host timer kicks the vCPU thread out of
+ * KVM_RUN (SIGUSR1, EINTR) so that pmu/ sees the overflow then.
+ */
+static void vpmu_timer_arm(struct vcpu *v)
+{
+	struct itimerspec its = { 0 };
+	struct sigevent sev = { 0 };
+	uint64_t dl, now, ns;
+
+	if (!pmu_vcpu_timer_deadline(v->pv, &dl)) {
+		if (v->timer_armed)
+			timer_settime(v->timer, 0, &its, NULL);
+		v->timer_armed = false;
+		return;
+	}
+	if (!v->timer_made) {
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = SIGUSR1;
+		sev._sigev_un._tid = gettid();
+		if (timer_create(CLOCK_MONOTONIC, &sev, &v->timer))
+			return;
+		v->timer_made = true;
+	}
+	now = __rdtsc();
+	ns = dl > now ? (dl - now) * 1000000 / v->vm->tsc_khz : 0;
+	its.it_value.tv_sec = ns / 1000000000;
+	its.it_value.tv_nsec = ns % 1000000000 ? ns % 1000000000 : 1;
+	timer_settime(v->timer, 0, &its, NULL);
+	v->timer_armed = true;
+}
+
+/* record -a: the VMM's own time per exit reason (Xenoprof, Du et al.). */
+static void vpmu_vmm_sample(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	struct sample s = { 0 };
+	uint64_t now = __rdtsc();
+
+	if (!v->vm->profile || !v->vm->cfg->record.system_wide || !v->exit_tsc)
+		return;
+	s.cpu = v->id;
+	s.kind = SAMPLE_VMM;
+	s.exit_reason = run->exit_reason;
+	if (run->exit_reason == KVM_EXIT_IO && run->io.port == PV_HC_PORT)
+		s.exit_reason = PROFILE_HC_BASE + (run->s.regs.regs.rax & 0xff);
+	s.time_ns = (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz;
+	s.period = now - v->exit_tsc;
+	profile_add(v->vm->profile, &s);
+}
+
 void vpmu_before_run(struct vcpu *v)
 {
+	vpmu_vmm_sample(v);
 	vpmu_check_lvtpc(v);
 	if (pmu_vcpu_enter(v->pv)) {
 		vpmu_inject_pmi(v);
 		v->pmi_masked = true;
 	}
+	vpmu_timer_arm(v);
 }
 
 /* KVM steal time: the record the guest registered (MSR 0x4b564d03). */
@@ -181,6 +240,7 @@ void vpmu_after_run(struct vcpu *v)
 		why = PMU_EXIT_HLT;
 		break;
 	}
+	v->exit_tsc = __rdtsc();
 	pmu_vcpu_exit(v->pv, why);
 	vpmu_steal(v);
 }

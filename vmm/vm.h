@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "config.h"
 
@@ -14,6 +15,7 @@ struct kvm_run;
 struct pmu;
 struct pmu_vcpu;
 struct stat_run;
+struct profile;
 struct vm;
 
 struct vcpu {
@@ -29,6 +31,9 @@ struct vcpu {
 	uint64_t pmis;			/* PMIs injected */
 	bool pmi_masked;		/* LVTPC masked by our last PMI */
 	uint64_t steal_seen;		/* KVM steal time reported so far, ns */
+	timer_t timer;			/* tsc source overflow deadline */
+	bool timer_made, timer_armed;
+	uint64_t exit_tsc;		/* record -a: when the last exit began */
 };
 
 /* Why the VM stopped; decides the VMM's exit status. */
@@ -48,6 +53,8 @@ struct vm {
 	struct pmu *pmu;
 	bool steal_time;		/* KVM offers the steal-time MSR */
 	struct stat_run *stat;		/* vmm stat: where records go */
+	struct profile *profile;	/* vmm record: where samples go */
+	uint64_t boot_tsc;
 	pthread_t populate_thread;
 	bool populate_started;
 	int run_size;
