@@ -162,7 +162,7 @@ int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
 	/* '+': stop at PROGRAM so its own options are left alone. */
 	cfg->stat_mode = stat;
 	cfg->stat.repeat = 1;
-	while ((c = getopt_long(argc, argv, stat ? "+vhe:x:o:r:" : "+vh",
+	while ((c = getopt_long(argc, argv, stat ? "+:vhe:x:o:r:" : "+:vh",
 				run_options, NULL)) != -1) {
 		if (!stat && (c == 'e' || c == 'x' || c == 'o' || c == 'r' ||
 			      c == OPT_PER_THREAD || c == OPT_JSON)) {
@@ -275,6 +275,12 @@ int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
 		case 'h':
 			fputs(stat ? stat_usage : run_usage, stdout);
 			return 1;
+		case ':':
+			/* Leading ':' in the option string: a missing value. */
+			snprintf(err, errlen, "option '%s' needs a value (see "
+				 "vmm %s --help)", argv[optind - 1],
+				 stat ? "stat" : "run");
+			return -1;
 		default:
 			snprintf(err, errlen, "unknown option '%s' (see vmm %s "
 				 "--help)", argv[optind - 1], stat ? "stat" : "run");
