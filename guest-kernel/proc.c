@@ -61,13 +61,22 @@ static void fpu_init_state(u8 *area)
 	*(u32 *)(area + 24) = 0x1f80;		/* MXCSR */
 }
 
-/* Write a 32-bit value into another address space (fork's child tid). */
+/*
+ * Write a 32-bit value into another address space (fork's child tid), as a
+ * user store would: only to a user-writable page.  Every mm shares the
+ * kernel's top-level slot, whose pages are present and writable, so
+ * without the range and U checks a clone(CLONE_PARENT_SETTID) with a kernel
+ * address stored the tid into kernel memory.
+ */
 static void mm_put_u32(struct mm *mm, u64 va, u32 val)
 {
 	bool huge;
-	u64 *e = mm_walk(mm, va, false, &huge);
+	u64 *e;
 
-	if (!e || !(*e & PTE_P) || !(*e & PTE_W) || (va & 3))
+	if (!user_range_ok(va, 4) || (va & 3))
+		return;
+	e = mm_walk(mm, va, false, &huge);
+	if (!e || (*e & (PTE_P | PTE_W | PTE_U)) != (PTE_P | PTE_W | PTE_U))
 		return;
 	if (huge)
 		*(u32 *)P2V((*e & PTE_ADDR & ~(PV_HUGE_SIZE - 1)) +
