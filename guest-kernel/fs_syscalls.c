@@ -320,7 +320,8 @@ SYSCALL(read)
 	UNUSED3;
 	if (!f)
 		return -EBADF;
-	if (!user_range_ok(a1, len))
+	/* The whole buffer, before clamping, as Linux's access_ok(). */
+	if (!user_range_ok(a1, a2))
 		return -EFAULT;
 	return file_read(f, a1, len);
 }
@@ -333,7 +334,8 @@ SYSCALL(write)
 	UNUSED3;
 	if (!f)
 		return -EBADF;
-	if (!user_range_ok(a1, len))
+	/* The whole buffer, before clamping, as Linux's access_ok(). */
+	if (!user_range_ok(a1, a2))
 		return -EFAULT;
 	return file_write(f, a1, len);
 }

@@ -61,13 +61,22 @@ static void fpu_init_state(u8 *area)
 	*(u32 *)(area + 24) = 0x1f80;		/* MXCSR */
 }
 
-/* Write a 32-bit value into another address space (fork's child tid). */
+/*
+ * Write a 32-bit value into another address space (fork's child tid), as a
+ * user store would: only to a user-writable page.  Every mm shares the
+ * kernel's top-level slot, whose pages are present and writable, so
+ * without the range and U checks a clone(CLONE_PARENT_SETTID) with a kernel
+ * address stored the tid into kernel memory.
+ */
 static void mm_put_u32(struct mm *mm, u64 va, u32 val)
 {
 	bool huge;
-	u64 *e = mm_walk(mm, va, false, &huge);
+	u64 *e;
 
-	if (!e || !(*e & PTE_P) || !(*e & PTE_W) || (va & 3))
+	if (!user_range_ok(va, 4) || (va & 3))
+		return;
+	e = mm_walk(mm, va, false, &huge);
+	if (!e || (*e & (PTE_P | PTE_W | PTE_U)) != (PTE_P | PTE_W | PTE_U))
 		return;
 	if (huge)
 		*(u32 *)P2V((*e & PTE_ADDR & ~(PV_HUGE_SIZE - 1)) +
@@ -194,6 +203,28 @@ static void vfork_release(struct task *t)
 	}
 }
 
+/*
+ * strncpy_from_user() for a string that must lie in user space: the kernel
+ * reads it through its own page tables, where the direct map covers all of
+ * guest RAM, so an unchecked kernel address would copy kernel (and other
+ * processes') memory.  A string that runs up to the end of user space
+ * without a NUL is -EFAULT, as on Linux.
+ */
+static s64 user_string(char *dst, u64 up, u64 n)
+{
+	u64 lim = n;
+	s64 len;
+
+	if (up >= PV_USER_TOP)
+		return -EFAULT;
+	if (lim > PV_USER_TOP - up)
+		lim = PV_USER_TOP - up;
+	len = strncpy_from_user(dst, (const char *)up, lim);
+	if (len >= 0 && (u64)len == lim && lim < n)
+		return -EFAULT;
+	return len;
+}
+
 /* Copy a NULL-terminated user string array into buf; count or -errno. */
 static int exec_copy_strings(u64 uarr, char *buf, u64 *used, u64 cap,
 			     const char **out, int max)
@@ -213,8 +244,7 @@ static int exec_copy_strings(u64 uarr, char *buf, u64 *used, u64 cap,
 			return -EFAULT;
 		if (!up)
 			return n;
-		len = strncpy_from_user(buf + *used, (const char *)up,
-					cap - *used);
+		len = user_string(buf + *used, up, cap - *used);
 		if (len < 0)
 			return len;
 		if ((u64)len == cap - *used)
@@ -248,7 +278,7 @@ s64 sys_execve(u64 upath, u64 uargv, u64 uenvp, u64 a3, u64 a4, u64 a5)
 	buf = P2V(scratch);
 	argv = (const char **)(buf + EXEC_STRINGS);
 	envp = argv + EXEC_MAX_ARGS;
-	len = strncpy_from_user(buf, (const char *)upath, 256);
+	len = user_string(buf, upath, 256);
 	err = len < 0 ? len : len == 256 ? -ENAMETOOLONG : 0;
 	used = len + 1;
 	if (!err) {

@@ -151,8 +151,13 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 		fxsave(prev->fxsave);
 	next->state = TASK_RUNNING;
 	next->cpu = c;
+	if (!next->mm && prev->mm) {
+		/* Idle must not keep a process's page tables loaded: that
+		 * process may exit on another CPU and free them. */
+		__asm__ volatile("mov %0, %%cr3" : : "r"(PV_PML4_PHYS) : "memory");
+	}
 	if (next->mm) {
-		if (next->mm != prev->mm)
+		if (next->mm != prev->mm || !prev->mm)
 			mm_activate(next->mm);
 		fxrstor(next->fxsave);
 		if (next->fs_base != prev->fs_base || !prev->mm)

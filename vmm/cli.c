@@ -245,10 +245,11 @@ static int cli_parse_mode(int argc, char **argv, int mode,
 		cfg->record.code = 0x003c;
 		cfg->record.mode = PMU_MODE_ALL;
 	}
-	while ((c = getopt_long(argc, argv, mode == 1 ? "+vhe:x:o:r:" :
-				mode == 2 ? "+vhe:c:o:a" : "+vh",
+	/* Leading ':' (after '+'): a missing value reports ':'. */
+	while ((c = getopt_long(argc, argv, mode == 1 ? "+:vhe:x:o:r:" :
+				mode == 2 ? "+:vhe:c:o:a" : "+:vh",
 				run_options, NULL)) != -1) {
-		if (mode == 2 && c != 'h' && c != 'v') {
+		if (mode == 2 && c != 'h' && c != 'v' && c != ':' && c != '?') {
 			int r = cli_record_opt(cfg, c, err, errlen);
 
 			if (r < 0)
@@ -369,6 +370,12 @@ static int cli_parse_mode(int argc, char **argv, int mode,
 			fputs(stat ? stat_usage : mode == 2 ? record_usage
 							   : run_usage, stdout);
 			return 1;
+		case ':':
+			/* Leading ':' in the option string: a missing value. */
+			snprintf(err, errlen, "option '%s' needs a value (see "
+				 "vmm %s --help)", argv[optind - 1],
+				 stat ? "stat" : mode == 2 ? "record" : "run");
+			return -1;
 		default:
 			snprintf(err, errlen, "unknown option '%s' (see vmm %s "
 				 "--help)", argv[optind - 1],

@@ -48,12 +48,18 @@ void serial_flush(struct vm *vm)
 enum exit_result exit_handle_io(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
-	uint8_t *data = (uint8_t *)run + run->io.data_offset;
 	uint32_t bytes = (uint32_t)run->io.size * run->io.count;
+	uint8_t *data;
 
-	/* data_offset comes from KVM, but a fake run from a test need not be sane. */
-	if (run->io.data_offset + (uint64_t)bytes > v->run_size)
+	/*
+	 * data_offset comes from KVM, but a fake run from a test need not be
+	 * sane: check it without a sum that can wrap, and before forming the
+	 * pointer, since even computing run + a huge offset is undefined.
+	 */
+	if (run->io.data_offset > v->run_size ||
+	    bytes > v->run_size - run->io.data_offset)
 		return exit_handle_unexpected(v);
+	data = (uint8_t *)run + run->io.data_offset;
 	if (run->io.port == PV_HC_PORT && run->io.direction == KVM_EXIT_IO_OUT)
 		return hypercall_dispatch(v);
 	if (run->io.port == PV_COM1_PORT && run->io.direction == KVM_EXIT_IO_OUT) {
