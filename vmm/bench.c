@@ -186,7 +186,18 @@ int cmd_bench(int argc, char **argv)
 		return bench_boot(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "read-cost"))
 		return bench_read_cost(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "suite"))
+		return bench_suite(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "--list")) {
+		puts("boot       boot-to-exit time and VMM memory overhead\n"
+		     "read-cost  counter read costs inside the guest\n"
+		     "suite      workloads natively, in the guest, per policy");
+		return 0;
+	}
 	fprintf(stderr, "usage: vmm bench boot [-n N] [--json] PROGRAM\n"
-		"       vmm bench read-cost [--json] [VPMU_TEST_PROGRAM]\n");
+		"       vmm bench read-cost [--json] [VPMU_TEST_PROGRAM]\n"
+		"       vmm bench suite [--size S] [--reps N] [--json F] [--csv F]"
+		" [--markdown F]\n"
+		"       vmm bench --list\n");
 	return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : VMM_EXIT_ERROR;
 }

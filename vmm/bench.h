@@ -3,5 +3,6 @@
 #define VMM_BENCH_H
 
 int cmd_bench(int argc, char **argv);
+int bench_suite(int argc, char **argv);
 
 #endif
