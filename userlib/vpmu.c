@@ -81,9 +81,20 @@ uint64_t vpmu_read(const struct vpmu_event *e)
 {
 	/* A sampling counter restarts at each overflow: only the kernel
 	 * knows how many there were. */
+	struct vpmu_event *m = (struct vpmu_event *)e;
+	uint64_t v;
+
 	if (e->sampling)
 		return vpmu_read_syscall(e);
-	return vpmu_read_direct(e);
+	/*
+	 * The VMM drops steal time from the live part at its next exit, so
+	 * a later read can come out a little lower: a count never decreases.
+	 */
+	v = vpmu_read_direct(e);
+	if ((int64_t)(v - m->last) < 0)
+		return m->last;
+	m->last = v;
+	return v;
 }
 
 static uint64_t vpmu_read_direct(const struct vpmu_event *e)
@@ -143,6 +154,7 @@ int vpmu_open_raw(struct vpmu_event *e, uint16_t code, bool user, bool kernel,
 	e->idx = (int)id;
 	e->sampling = sample_period != 0;
 	e->base = 0;
+	e->last = 0;
 	if (!e->sampling)
 		e->base = vpmu_read(e);
 	return 0;
@@ -177,6 +189,7 @@ uint64_t vpmu_read_syscall(const struct vpmu_event *e)
 void vpmu_reset(struct vpmu_event *e)
 {
 	e->base = 0;
+	e->last = 0;
 	e->base = vpmu_read(e);
 }
 

@@ -21,6 +21,7 @@ struct vpmu_event {
 	int idx;			/* counter slot in the thread page */
 	bool sampling;			/* has a sample period */
 	uint64_t base;			/* value at open/reset */
+	uint64_t last;			/* reads never go back (see vpmu_read) */
 	const volatile void *tpage;	/* struct pv_vpmu_thread_page */
 };
 

@@ -166,6 +166,11 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 				  (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (cfg->report_fd > 0)
 		run_report(&vm, cfg->report_fd);
+	/* Conservation check material: what the vCPUs counted in all. */
+	for (int i = 0; stat && i < cfg->stat.nevents; i++)
+		for (int c = 0; stat->slot[i] >= 0 && c < vm.ncpus; c++)
+			stat->vcpu_total[i] += pmu_vcpu_counter(vm.vcpus[c].pv,
+								stat->slot[i]);
 	if (atomic_load(&vm.stop) == VM_STOP_ERROR || status == 124)
 		vmm_error(NULL, vm.stop_msg);
 out:

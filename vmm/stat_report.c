@@ -227,4 +227,15 @@ void stat_print(FILE *f, const struct vmm_config *cfg,
 	}
 	if (human)
 		fprintf(f, "\n %17.9f seconds time elapsed\n\n", el);
+	/* -v: the threads' sum against the vCPUs' totals (conservation:
+	 * equal for user-only step counts, where nothing else runs). */
+	if (cfg->verbose) {
+		totals(last, st->nevents, sum, &run_ns);
+		for (int i = 0; i < st->nevents; i++)
+			if (last->supported[i])
+				fprintf(stderr, "vmm: stat: %s: threads %llu, "
+					"vcpus %llu\n", st->names[i],
+					(unsigned long long)sum[i],
+					(unsigned long long)last->vcpu_total[i]);
+	}
 }

@@ -27,6 +27,7 @@ struct stat_run {
 	int nthreads, cap;
 	struct stat_thread *threads;
 	double elapsed_s;
+	uint64_t vcpu_total[VMM_STAT_EVENTS];	/* sum over vCPUs at the end */
 };
 
 /* Fill the boot parameters' stat events for the supported ones. */

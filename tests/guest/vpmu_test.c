@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,44 @@ static int threads_test(void)
 	return a.err || b.err || a.delta - b.delta != 28000;
 }
 
+/* Counts read back to back never go down, across yields and migration. */
+static void *mono_main(void *p)
+{
+	struct vpmu_event e;
+	uint64_t prev = 0, v;
+	long *bad = p;
+
+	if (vpmu_open(&e, "cycles")) {
+		*bad = -1;
+		return NULL;
+	}
+	for (int i = 0; i < 20000; i++) {
+		v = vpmu_read(&e);
+		if (v < prev)
+			(*bad)++;
+		prev = v;
+		if (i % 500 == 0)
+			sched_yield();
+	}
+	vpmu_close(&e);
+	return NULL;
+}
+
+static int monotonic_test(void)
+{
+	long bad[3] = { 0 };
+	pthread_t t[3];
+
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, mono_main, &bad[i]);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	printf("monotonic: %s (%ld %ld %ld decreases)\n",
+	       bad[0] || bad[1] || bad[2] ? "WRONG" : "ok", bad[0], bad[1],
+	       bad[2]);
+	return bad[0] || bad[1] || bad[2];
+}
+
 static inline uint64_t rd_tsc(void)
 {
 	uint32_t lo, hi;
@@ -212,5 +251,7 @@ int main(int argc, char **argv)
 		return threads_test();
 	if (!strcmp(what, "readcost"))
 		return readcost();
+	if (!strcmp(what, "monotonic"))
+		return monotonic_test();
 	return 2;
 }
