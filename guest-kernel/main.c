@@ -90,7 +90,7 @@ static void cpu_start(int id)
 	lapic_init();
 }
 
-void kmain(struct pv_boot_params *bp, u64 cpu_id)
+__attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 {
 	static volatile int bsp_ready;
 

@@ -294,27 +294,30 @@ void sched_tick(void)
 	c->need_resched = true;
 }
 
-static void sched_work(struct cpu *c)
-{
-	if (timed_head)
-		timers_check();
-	if (c->need_resched)
-		schedule();
-	/* Tickless unless a task waits for a CPU or a deadline. */
-	lapic_timer_set(runq_head || timed_head);
-}
-
 /*
  * Last stop before user mode (BKL held): preemption, signals, then the
- * lock goes.  Every path back to user mode comes through here.
+ * lock goes.  Every path back to user mode comes through here, so the
+ * common case (nothing to do) is a handful of loads and compares.
  */
-void return_to_user(struct trapframe *tf)
+__attribute__((used)) void return_to_user(struct trapframe *tf)
 {
 	struct task *t = current_task();
+	struct cpu *c = t->cpu;
+	bool want;
 
 	for (;;) {
-		sched_work(t->cpu);
-		if (!signal_pending(t))
+		if (unlikely(timed_head != NULL))
+			timers_check();
+		if (unlikely(c->need_resched)) {
+			schedule();
+			c = t->cpu;
+		}
+		/* Tickless unless a task waits for a CPU or a deadline. */
+		want = runq_head || timed_head;
+		if (unlikely(c->timer_on != want))
+			lapic_timer_set(want);
+		if (likely(!((t->sigpending | t->proc->sigpending) &
+			     ~t->sigmask)))
 			break;
 		signal_deliver(tf);
 	}

@@ -307,7 +307,7 @@ static const sys_fn sys_table[NR_MAX] = {
 #define RFLAGS_IF	0x200ull
 
 /* Entered from entry.S with tf->rip = return RIP (RCX), tf->r11 = RFLAGS. */
-void syscall_dispatch(struct trapframe *tf)
+__attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 {
 	u64 nr = tf->rax;
 

@@ -77,7 +77,7 @@ static void trap_irq(struct trapframe *tf)
 	}
 }
 
-void trap(struct trapframe *tf)
+__attribute__((used)) void trap(struct trapframe *tf)
 {
 	extern char iret_insn[];
 	struct task *t = current_task();

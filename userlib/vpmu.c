@@ -157,6 +157,7 @@ int vpmu_open_raw(struct vpmu_event *e, uint16_t code, bool user, bool kernel,
 	e->last = 0;
 	if (!e->sampling)
 		e->base = vpmu_read(e);
+	e->last = 0;		/* reads are relative to base from here on */
 	return 0;
 }
 
@@ -191,6 +192,7 @@ void vpmu_reset(struct vpmu_event *e)
 	e->base = 0;
 	e->last = 0;
 	e->base = vpmu_read(e);
+	e->last = 0;
 }
 
 void vpmu_close(struct vpmu_event *e)
