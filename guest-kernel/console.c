@@ -112,33 +112,37 @@ int ksnprintf(char *buf, size_t n, const char *fmt, ...)
 	return r;
 }
 
-void kprintf(const char *fmt, ...)
+/* One line to the VMM: PV_HC_LOG, or PV_HC_PANIC (which never returns). */
+static void console_line(u64 hc, const char *fmt, va_list ap)
 {
 	char buf[256];
-	va_list ap;
-	int n;
+	int n = kvsnprintf(buf, sizeof(buf), fmt, ap);
 
-	va_start(ap, fmt);
-	n = kvsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	if (n >= (int)sizeof(buf))
 		n = sizeof(buf) - 1;
 	while (n && buf[n - 1] == '\n')
 		n--;
-	hcall(PV_HC_LOG, (u64)buf, n, 0);
+	do
+		hcall(hc, (u64)buf, n, 0);
+	while (hc == PV_HC_PANIC);
+}
+
+void kprintf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	console_line(PV_HC_LOG, fmt, ap);
+	va_end(ap);
 }
 
 void panic(const char *fmt, ...)
 {
-	char buf[256];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = kvsnprintf(buf, sizeof(buf), fmt, ap);
+	console_line(PV_HC_PANIC, fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof(buf))
-		n = sizeof(buf) - 1;
 	for (;;)
-		hcall(PV_HC_PANIC, (u64)buf, n, 0);
+		;
 }

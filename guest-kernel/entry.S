@@ -10,6 +10,25 @@
 #define KSTACK_SIZE	16384
 #define VEC_SYSCALL	0x100
 
+/* struct trapframe's register block, r15 at the lowest address. */
+.macro SAVE_REGS
+	push	%rax
+	push	%rbx
+	push	%rcx
+	push	%rdx
+	push	%rsi
+	push	%rdi
+	push	%rbp
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+.endm
+
 	.section .text.boot, "ax"
 	.globl _start
 /* From the VMM: long mode, boot page tables, rdi = boot params, rsi = cpu. */
@@ -138,21 +157,7 @@ page_fault_entry:
 	jne	1f
 	mov	%rcx, 8(%rsp)		/* return to the instruction after syscall */
 	pushq	$VEC_SYSCALL
-	push	%rax
-	push	%rbx
-	push	%rcx
-	push	%rdx
-	push	%rsi
-	push	%rdi
-	push	%rbp
-	push	%r8
-	push	%r9
-	push	%r10
-	push	%r11
-	push	%r12
-	push	%r13
-	push	%r14
-	push	%r15
+	SAVE_REGS
 	mov	%rsp, %rdi
 	call	syscall_dispatch
 	jmp	trap_return
@@ -160,21 +165,7 @@ page_fault_entry:
 	/* fall through */
 
 trap_common:
-	push	%rax
-	push	%rbx
-	push	%rcx
-	push	%rdx
-	push	%rsi
-	push	%rdi
-	push	%rbp
-	push	%r8
-	push	%r9
-	push	%r10
-	push	%r11
-	push	%r12
-	push	%r13
-	push	%r14
-	push	%r15
+	SAVE_REGS
 	mov	%rsp, %rdi
 	call	trap
 	.globl trap_return

@@ -163,6 +163,17 @@ static u64 stack_push(struct stack_builder *sb, const void *p, u64 n)
 	return sb->sp;
 }
 
+/* A user frame that starts a fresh program image at res. */
+void exec_frame_init(struct trapframe *tf, const struct exec_result *res)
+{
+	memset(tf, 0, sizeof(*tf));
+	tf->rip = res->entry;
+	tf->rsp = res->sp;
+	tf->cs = PV_SEL_UCODE;
+	tf->ss = PV_SEL_UDATA;
+	tf->rflags = 0x202;
+}
+
 int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	      const char *const *argv, int envc, const char *const *envp,
 	      struct exec_result *res)

@@ -16,5 +16,6 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	      const char *const *argv, int envc, const char *const *envp,
 	      struct exec_result *res);
 u64 exec_hwcap(void);
+void exec_frame_init(struct trapframe *tf, const struct exec_result *res);
 
 #endif

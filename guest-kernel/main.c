@@ -67,12 +67,7 @@ static void init_start(struct pv_boot_params *bp)
 	if (!t)
 		panic("out of memory for the first task");
 	pmu_task_init(t, NULL);
-	memset(t->tf, 0, sizeof(*t->tf));
-	t->tf->rip = res.entry;
-	t->tf->rsp = res.sp;
-	t->tf->cs = PV_SEL_UCODE;
-	t->tf->ss = PV_SEL_UDATA;
-	t->tf->rflags = 0x202;
+	exec_frame_init(t->tf, &res);
 	sched_enqueue(t);
 }
 

@@ -328,12 +328,7 @@ s64 sys_execve(u64 upath, u64 uargv, u64 uenvp, u64 a3, u64 a4, u64 a5)
 	memset(t->icache, 0, sizeof(t->icache));
 	fpu_init_state(t->fxsave);
 	__asm__ volatile("fxrstorq %0" : : "m"(*(u8 (*)[512])t->fxsave));
-	memset(t->tf, 0, sizeof(*t->tf));
-	t->tf->rip = res.entry;
-	t->tf->rsp = res.sp;
-	t->tf->cs = PV_SEL_UCODE;
-	t->tf->ss = PV_SEL_UDATA;
-	t->tf->rflags = 0x202;
+	exec_frame_init(t->tf, &res);
 	return 0;
 }
 
