@@ -151,6 +151,7 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 		fxsave(prev->fxsave);
 	next->state = TASK_RUNNING;
 	next->cpu = c;
+	next->nr_switches++;
 	if (!next->mm && prev->mm) {
 		/* Idle must not keep a process's page tables loaded: that
 		 * process may exit on another CPU and free them. */

@@ -83,6 +83,7 @@ struct task {
 	u64 sigpending;			/* thread-directed signals */
 	u64 run_tsc;			/* CPU time used, for THREAD_CPUTIME */
 	u64 switched_in_tsc;
+	u64 nr_switches;		/* times switched in */
 	struct task *all_next;		/* every task, for tid lookup */
 	bool vfork_child;
 	struct pv_vpmu_thread_page *tpage;	/* counters, when it has any */

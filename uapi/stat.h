@@ -18,9 +18,10 @@ struct pv_stat_record {
 	char comm[16];
 	uint64_t run_ns;		/* the thread's CPU time */
 	uint64_t count[PV_STAT_MAX_EVENTS];
+	uint64_t switches;		/* times it was switched in */
 };
 
-_Static_assert(sizeof(struct pv_stat_record) == 64, "stat record size");
+_Static_assert(sizeof(struct pv_stat_record) == 72, "stat record size");
 
 /* PV_HC_SAMPLE (gpa of this record): `vmm record`, one per overflow. */
 struct pv_sample {

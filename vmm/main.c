@@ -166,6 +166,12 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 				  (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (cfg->report_fd > 0)
 		run_report(&vm, cfg->report_fd);
+	for (int c = 0; stat && c < vm.ncpus; c++) {
+		struct pmu_vcpu_stats ps;
+
+		pmu_vcpu_get_stats(vm.vcpus[c].pv, &ps);
+		stat->switch_hcalls += ps.switch_hcalls;
+	}
 	/* Conservation check material: what the vCPUs counted in all. */
 	for (int i = 0; stat && i < cfg->stat.nevents; i++)
 		for (int c = 0; stat->slot[i] >= 0 && c < vm.ncpus; c++)

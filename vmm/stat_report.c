@@ -84,6 +84,7 @@ void stat_record_add(struct stat_run *run, const struct vmm_stat *st,
 	memcpy(t->comm, r->comm, sizeof(t->comm));
 	t->comm[sizeof(t->comm) - 1] = 0;
 	t->run_ns = r->run_ns;
+	t->switches = r->switches;
 	for (int i = 0; i < st->nevents; i++)
 		if (run->slot[i] >= 0)
 			t->count[i] = r->count[run->slot[i]];
@@ -230,6 +231,15 @@ void stat_print(FILE *f, const struct vmm_config *cfg,
 	/* -v: the threads' sum against the vCPUs' totals (conservation:
 	 * equal for user-only step counts, where nothing else runs). */
 	if (cfg->verbose) {
+		uint64_t sw = 0;
+
+		for (int t = 0; t < last->nthreads; t++)
+			sw += last->threads[t].switches;
+		/* What a policy costs: VMM exits per guest thread switch. */
+		fprintf(stderr, "vmm: stat: %llu thread switches, %llu switch "
+			"hypercalls (%.3f per switch)\n", (unsigned long long)sw,
+			(unsigned long long)last->switch_hcalls,
+			sw ? (double)last->switch_hcalls / sw : 0.0);
 		totals(last, st->nevents, sum, &run_ns);
 		for (int i = 0; i < st->nevents; i++)
 			if (last->supported[i])

@@ -17,6 +17,7 @@ struct stat_thread {
 	int pid, tid;
 	char comm[16];
 	uint64_t run_ns;
+	uint64_t switches;
 	uint64_t count[VMM_STAT_EVENTS];
 };
 
@@ -28,6 +29,7 @@ struct stat_run {
 	struct stat_thread *threads;
 	double elapsed_s;
 	uint64_t vcpu_total[VMM_STAT_EVENTS];	/* sum over vCPUs at the end */
+	uint64_t switch_hcalls;		/* PV_HC_PMU_SWITCH over all vCPUs */
 };
 
 /* Fill the boot parameters' stat events for the supported ones. */
