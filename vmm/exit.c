@@ -38,10 +38,18 @@ static void serial_out(struct vm *vm, uint8_t c)
 	pthread_mutex_unlock(&vm->lock);
 }
 
+/* Before the VMM speaks or exits: a half line is ended, so that what
+ * follows starts on a line of its own and nothing is lost. */
 void serial_flush(struct vm *vm)
 {
+	bool partial;
+
 	pthread_mutex_lock(&vm->lock);
+	partial = vm->serial_len && vm->serial_buf[vm->serial_len - 1] != '\n';
 	serial_flush_locked(vm);
+	if (partial && write(2, "\n", 1) < 0) {
+		/* stderr is gone */
+	}
 	pthread_mutex_unlock(&vm->lock);
 }
 

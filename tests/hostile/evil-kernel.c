@@ -479,6 +479,45 @@ static void attack_lvtpc(void)
 	wrmsr_safe(PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, rnd());
 }
 
+/* COM1 bytes, one `out` each: the VMM line-buffers them. */
+static void serial_str(const char *s)
+{
+	for (; *s; s++)
+		__asm__ volatile("outb %%al, %%dx" : : "a"(*s), "d"(0x3f8));
+}
+
+/*
+ * The second word of the boot arguments (after argv[0]) picks a way to
+ * die with output still in flight: "panic" (PV_HC_PANIC) or "triple" (a
+ * triple fault).  The VMM must print what was written, then exit 125.
+ */
+static void die_with_output(const struct pv_boot_params *bp)
+{
+	const char *a = bp->args;
+
+	while (*a)
+		a++;
+	a++;
+	if (bp->argc < 2 || (a[0] != 'p' && a[0] != 't'))
+		return;
+	serial_str("evil: a full serial line\nevil: half a line");
+	if (a[0] == 'p') {
+		static const char m[] = "evil: deliberate panic";
+
+		__asm__ volatile("outb %%al, %%dx" : : "a"(4), "d"(0x510),
+				 "D"(m), "S"(sizeof(m) - 1) : "memory");
+	}
+	/* No IDT: the next exception cannot be delivered (triple fault). */
+	{
+		struct { uint16_t limit; uint64_t base; } __attribute__((packed))
+			none = { 0, 0 };
+
+		__asm__ volatile("lidt %0; ud2" : : "m"(none));
+	}
+	for (;;)
+		;
+}
+
 void kmain(const struct pv_boot_params *bp)
 {
 	static char msg[] = "evil: faults 0000000000000000 ok? 0000000000000000"
@@ -486,6 +525,7 @@ void kmain(const struct pv_boot_params *bp)
 	uint64_t apic;
 
 	cpu_setup();
+	die_with_output(bp);
 	mem_size = bp->mem_size;
 	rng_state ^= bp->args_len;
 	log_str("evil: attacking the VMM");
