@@ -6,6 +6,7 @@
  * Exactness assumes the step source (vmm run --source step).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -146,6 +147,48 @@ static int threads_test(void)
 	return a.err || b.err || a.delta - b.delta != 28000;
 }
 
+/* Hostile counter configuration: bad attributes, every counter taken. */
+static int abuse_test(void)
+{
+	struct vpmu_event e[5];
+	uint64_t attr[16] = { 99, 128 };	/* type 99, size 128 */
+	int bad = 0, n = 0;
+
+	bad |= syscall(298, (void *)0, 0, -1, -1, 0) != -1 || errno != EFAULT;
+	bad |= syscall(298, (void *)0xffffffff80200000ul, 0, -1, -1, 0) != -1 ||
+	       errno != EFAULT;
+	bad |= syscall(298, attr, 0, -1, -1, 0) != -1 || errno != ENOENT;
+	attr[0] = 0;				/* hardware, cycles */
+	bad |= syscall(298, attr, 0, 0, -1, 0) != -1 || errno != EINVAL;
+	bad |= syscall(298, attr, 12345, -1, -1, 0) != -1 || errno != EINVAL;
+	for (int i = 0; i < 5; i++)
+		if (vpmu_open(&e[i], "instructions") == 0)
+			n++;
+	/* Four general-purpose counters: the fifth is refused. */
+	bad |= n != 4;
+	for (int i = 0; i < 4; i++)
+		vpmu_close(&e[i]);
+	bad |= vpmu_open(&e[0], "cycles") != 0;
+	vpmu_close(&e[0]);
+	/* Overflow at every instruction (no signal: a handler would overflow
+	 * again at each of its own instructions, as on hardware).  The count
+	 * stays right and the VMM keeps up. */
+	if (vpmu_open_raw(&e[1], 0x00c0, true, false, 1) == 0) {
+		uint64_t a = vpmu_read(&e[1]), b;
+
+		spin(200);
+		b = vpmu_read(&e[1]);
+		bad |= b - a < 400 || b - a > 2000;
+		printf("abuse: period 1: %llu instructions around 400\n",
+		       (unsigned long long)(b - a));
+		vpmu_close(&e[1]);
+	} else {
+		bad = 1;
+	}
+	printf("abuse: %s (%d counters opened)\n", bad ? "WRONG" : "ok", n);
+	return bad;
+}
+
 /* Counts read back to back never go down, across yields and migration. */
 static void *mono_main(void *p)
 {
@@ -253,5 +296,7 @@ int main(int argc, char **argv)
 		return readcost();
 	if (!strcmp(what, "monotonic"))
 		return monotonic_test();
+	if (!strcmp(what, "abuse"))
+		return abuse_test();
 	return 2;
 }
