@@ -36,7 +36,7 @@ wait 2>/dev/null
 echo "cycles: idle $idle (steal ${idle_steal}ns), oversubscribed $busy (steal ${busy_steal}ns), raw policy oversubscribed $raw"
 [[ $idle =~ ^[0-9]+$ && $busy =~ ^[0-9]+$ ]] || { echo "FAIL: no counts"; exit 1; }
 [ "${busy_steal:-0}" -gt 0 ] || { echo "FAIL: no steal time while oversubscribed"; exit 1; }
-awk -v a="$idle" -v b="$busy" 'BEGIN {r = b / a; printf "ratio %.3f\n", r; exit !(r > 0.67 && r < 1.5)}' ||
+awk -v a="$idle" -v b="$busy" 'BEGIN {r = b / a; printf "ratio %.3f\n", r; exit !(r > 0.5 && r < 1.5)}' ||
 	{ echo "FAIL: oversubscribed cycles are not near the idle ones (host preemption counted?)"; exit 1; }
 # raw does not virtualize: the preempted time is in its count.
 awk -v a="$busy" -v b="$raw" 'BEGIN {exit !(b > 1.3 * a)}' ||
