@@ -311,6 +311,10 @@ int vm_run(struct vm *vm)
 	vm_kick_all(vm);
 	for (int i = 0; i < started; i++)
 		pthread_join(vm->vcpus[i].thread, NULL);
+	/* -v: where each vCPU was when a timeout stopped the guest. */
+	if (vm->exit_status == 124 && vm->cfg->verbose)
+		for (int i = 0; i < vm->ncpus; i++)
+			vcpu_dump(&vm->vcpus[i], "at the timeout");
 	serial_flush(vm);
 	if (vm->cfg->verbose)
 		vm_stats_print(vm);

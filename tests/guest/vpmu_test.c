@@ -309,5 +309,17 @@ int main(int argc, char **argv)
 		return monotonic_test();
 	if (!strcmp(what, "abuse"))
 		return abuse_test();
+	if (!strcmp(what, "writepage")) {
+		/* The counter pages are read-only: this must be SIGSEGV. */
+		struct vpmu_event e;
+
+		if (vpmu_open(&e, "cycles"))
+			return 2;
+		printf("writing the thread page\n");
+		fflush(stdout);
+		*(volatile uint64_t *)e.tpage = 1;
+		printf("still alive\n");
+		return 0;
+	}
 	return 2;
 }
