@@ -14,7 +14,7 @@
  */
 #define PV_KERNEL_BASE		0xffffffff80000000ull
 #define PV_MAX_MEM		(2048ull << 20)
-#define PV_MIN_MEM		(16ull << 20)
+#define PV_MIN_MEM		(32ull << 20)	/* kernel, 8 MiB stack, page tables */
 
 /* Fixed low pages written by the VMM before the first instruction. */
 #define PV_GDT_PHYS		0x1000ull	/* unused by the VMM, kept free */

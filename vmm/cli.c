@@ -302,7 +302,7 @@ static int cli_parse_mode(int argc, char **argv, int mode,
 			    cfg->mem_size < PV_MIN_MEM ||
 			    cfg->mem_size > PV_MAX_MEM) {
 				snprintf(err, errlen, "--mem: '%s' is not a "
-					 "size from 16M to 2G", optarg);
+					 "size from 32M to 2G", optarg);
 				return -1;
 			}
 			/* Whole 2 MiB pages: the boot map uses them. */
