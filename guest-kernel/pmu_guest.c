@@ -451,16 +451,18 @@ static u64 rdmsr64(u32 msr)
 
 /*
  * Restart an interrupting counter one period before its next wrap,
- * keeping the events it counted past this wrap (skid) unless they are a
- * period or more (the PMI handler's own time with the tsc source).
+ * keeping the events it counted past this wrap (skid).  When the skid is
+ * a period or more, the PMI handler's own time is being counted (tsc
+ * source, emulated kernel): the next overflow is put that far further
+ * out again, or PMIs would come back to back and the thread would never
+ * run (perf throttles for the same reason).
  */
 void pmu_rearm(int idx, u64 period)
 {
 	u64 now = rdmsr64(PV_MSR_IA32_A_PMC0 + idx);
+	u64 dist = now < period ? period - now : period + 2 * now;
 
-	if (now >= period)
-		now = 0;
-	wrmsr(PV_MSR_IA32_A_PMC0 + idx, (now - period) & MASK48);
+	wrmsr(PV_MSR_IA32_A_PMC0 + idx, (0 - dist) & MASK48);
 }
 
 /* `vmm record`: one sample of the interrupted context. */
