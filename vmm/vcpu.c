@@ -207,7 +207,12 @@ void *vcpu_thread(void *arg)
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
 
-	while (atomic_load(&vm->stop) == VM_RUNNING) {
+	vcpu_kick_run = v->run;
+	for (;;) {
+		/* Clear before testing stop: a stop sets stop, then this. */
+		v->run->immediate_exit = 0;
+		if (atomic_load(&vm->stop) != VM_RUNNING)
+			break;
 		vpmu_before_run(v);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			vpmu_after_run(v);

@@ -31,6 +31,9 @@ enum exit_result exit_handle_shutdown(struct vcpu *v);
 enum exit_result exit_handle_unexpected(struct vcpu *v);
 enum exit_result exit_handle_system_event(struct vcpu *v);
 
+/* vm.c: the current thread's vCPU, for the kick signal handler. */
+extern __thread struct kvm_run *vcpu_kick_run;
+
 /* exit.c */
 void serial_flush(struct vm *vm);
 

@@ -65,9 +65,19 @@ static int kvm_check(struct vm *vm)
 	return 0;
 }
 
+/* The vCPU this thread runs, for the kick handler (vcpu.c sets it). */
+__thread struct kvm_run *vcpu_kick_run;
+
+/*
+ * SIGUSR1 (a stop, or the tsc source's overflow timer): KVM_RUN returns
+ * EINTR if the thread is in it; immediate_exit makes the next KVM_RUN
+ * return at once if the signal came just before it, so no kick is lost.
+ */
 static void vm_kick_handler(int sig)
 {
 	(void)sig;
+	if (vcpu_kick_run)
+		vcpu_kick_run->immediate_exit = 1;
 }
 
 /*
