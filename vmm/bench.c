@@ -188,16 +188,28 @@ int cmd_bench(int argc, char **argv)
 		return bench_read_cost(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "suite"))
 		return bench_suite(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "report")) {
+		/* Regenerate docs/results.{md,json,csv,png} (run from the
+		 * source tree). */
+		char *args[] = { "suite", "--size", "test", "--reps", "3",
+				 "--markdown", "docs/results.md", "--json",
+				 "docs/results.json", "--csv", "docs/results.csv",
+				 "--plot", "docs/results.png", NULL };
+
+		return bench_suite(13, args);
+	}
 	if (argc >= 2 && !strcmp(argv[1], "--list")) {
 		puts("boot       boot-to-exit time and VMM memory overhead\n"
 		     "read-cost  counter read costs inside the guest\n"
-		     "suite      workloads natively, in the guest, per policy");
+		     "suite      workloads natively, in the guest, per policy\n"
+		     "report     the suite into docs/results.{md,json,csv,png}");
 		return 0;
 	}
 	fprintf(stderr, "usage: vmm bench boot [-n N] [--json] PROGRAM\n"
 		"       vmm bench read-cost [--json] [VPMU_TEST_PROGRAM]\n"
 		"       vmm bench suite [--size S] [--reps N] [--json F] [--csv F]"
 		" [--markdown F]\n"
+		"       vmm bench report   (regenerates docs/results.*)\n"
 		"       vmm bench --list\n");
 	return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : VMM_EXIT_ERROR;
 }

@@ -126,6 +126,10 @@ int bench_suite(int argc, char **argv)
 			 wl_names[w]);
 		snprintf(guest, sizeof(guest), "%s", host);
 		for (int r = 0; r < reps; r++) {
+			/* Progress on a terminal only: logs stay clean. */
+			if (isatty(2))
+				fprintf(stderr, "\r[%zu/%zu] %-10s run %d/%d ",
+					w + 1, NWL, wl_names[w], r + 1, reps);
 			for (int k = 0; k < NCFG; k++) {
 				char *nat[] = { host, (char *)size, NULL };
 				char *run[] = { self, "run", guest, (char *)size,
@@ -146,6 +150,8 @@ int bench_suite(int argc, char **argv)
 				}
 			}
 		}
+		if (isatty(2))
+			fprintf(stderr, "\r%40s\r", "");
 		printf("%-11s", wl_names[w]);
 		for (int k = 0; k < NCFG; k++) {
 			qsort(t[k], reps, sizeof(double), cmp_d);
