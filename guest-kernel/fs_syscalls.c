@@ -312,32 +312,30 @@ static struct file *fget_rw(u64 fd, bool wr)
 	return f;
 }
 
-SYSCALL(read)
+/* read(2)/write(2): the whole buffer checked before clamping, as Linux's
+ * access_ok(). */
+static s64 sys_rw(u64 fd, u64 buf, u64 count, bool wr)
 {
-	struct file *f = fget_rw(a0, false);
-	u64 len = a2 < MAX_RW ? a2 : MAX_RW;
+	struct file *f = fget_rw(fd, wr);
+	u64 len = count < MAX_RW ? count : MAX_RW;
 
-	UNUSED3;
 	if (!f)
 		return -EBADF;
-	/* The whole buffer, before clamping, as Linux's access_ok(). */
-	if (!user_range_ok(a1, a2))
+	if (!user_range_ok(buf, count))
 		return -EFAULT;
-	return file_read(f, a1, len);
+	return wr ? file_write(f, buf, len) : file_read(f, buf, len);
+}
+
+SYSCALL(read)
+{
+	UNUSED3;
+	return sys_rw(a0, a1, a2, false);
 }
 
 SYSCALL(write)
 {
-	struct file *f = fget_rw(a0, true);
-	u64 len = a2 < MAX_RW ? a2 : MAX_RW;
-
 	UNUSED3;
-	if (!f)
-		return -EBADF;
-	/* The whole buffer, before clamping, as Linux's access_ok(). */
-	if (!user_range_ok(a1, a2))
-		return -EFAULT;
-	return file_write(f, a1, len);
+	return sys_rw(a0, a1, a2, true);
 }
 
 struct iovec {

@@ -78,19 +78,6 @@ void pmu_cpu_init(struct cpu *c)
 		wrmsr(MSR_KVM_STEAL_TIME, (PV_STEAL_PHYS + 64 * c->id) | 1);
 }
 
-/*
- * Phys* - Start*, in the counter's width.  Phys* can step back a little:
- * the VMM drops steal time from a counter after the guest read it (the
- * host preempted the vCPU meanwhile).  A "delta" in the upper half of the
- * range is such a step back, not 2^47 events: it counts as zero.
- */
-static inline u64 delta48(u64 now, u64 start)
-{
-	u64 d = (now - start) & MASK48;
-
-	return d >> 47 ? 0 : d;
-}
-
 static u64 phys_now(const struct pv_vpmu_counter *ctr,
 		    const struct pv_vpmu_vcpu_page *vp)
 {
@@ -120,7 +107,7 @@ static u64 phys_star(const struct pv_vpmu_vcpu_page *vp, int i)
 		s = seq_begin(&vp->seq);
 		v = ctr->sum;
 		if (ctr->flags & PV_VPMU_CTR_RUNNING)
-			v = (v + delta48(phys_now(ctr, vp), ctr->start)) &
+			v = (v + pv_vpmu_delta(phys_now(ctr, vp), ctr->start)) &
 			    MASK48;
 	} while (seq_retry(&vp->seq, s));
 	return v;
@@ -239,7 +226,7 @@ static void switch_offset(const struct pv_vpmu_vcpu_page *vp,
 			continue;
 		ps = phys_star(vp, i);
 		if (out && (out->pmu_count_mask & (1u << i)))
-			out->tpage->ctr[i].sum += delta48(ps,
+			out->tpage->ctr[i].sum += pv_vpmu_delta(ps,
 						out->tpage->ctr[i].start);
 		if (in && (in->pmu_count_mask & (1u << i)))
 			in->tpage->ctr[i].start = ps;
@@ -294,7 +281,7 @@ static u64 task_count(struct task *t, int i)
 	const struct pv_vpmu_vcpu_page *vp = t->cpu ? t->cpu->vpage : NULL;
 
 	if (t->state == TASK_RUNNING && vp)
-		return tp->ctr[i].sum + delta48(phys_star(vp, i),
+		return tp->ctr[i].sum + pv_vpmu_delta(phys_star(vp, i),
 						tp->ctr[i].start);
 	if ((t->pmu_int_mask & (1u << i)) ||
 	    (vp && vp->policy_id == PV_VPMU_POLICY_SAVERESTORE))

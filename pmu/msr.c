@@ -291,3 +291,17 @@ bool pmu_counter_interrupts(const struct pmu_vcpu *v, unsigned int idx)
 {
 	return v->ctr[idx].enabled && v->ctr[idx].interrupt;
 }
+
+int pmu_vcpu_adopt_config(struct pmu_vcpu *v,
+			  const struct pv_vpmu_thread_page *t)
+{
+	int ret;
+
+	if (!pmu_vcpu_config_equal(v, t)) {
+		ret = pmu_vcpu_load_config(v, t);
+		if (ret)
+			return ret;
+	}
+	v->config_id = t->config_id;
+	return 0;
+}

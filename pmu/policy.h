@@ -99,6 +99,13 @@ void pmu_counter_set(struct pmu_vcpu *v, unsigned int idx, uint64_t value);
  */
 int pmu_vcpu_load_config(struct pmu_vcpu *v,
 			 const struct pv_vpmu_thread_page *t);
+/*
+ * The incoming thread's configuration: load it if the vCPU runs another,
+ * and remember its config_id (what the guest compares for exit-free
+ * switches).  0, or the error of pmu_vcpu_load_config().
+ */
+int pmu_vcpu_adopt_config(struct pmu_vcpu *v,
+			  const struct pv_vpmu_thread_page *t);
 /* Is the vCPU programmed exactly as `t` asks? */
 bool pmu_vcpu_config_equal(const struct pmu_vcpu *v,
 			   const struct pv_vpmu_thread_page *t);

@@ -103,6 +103,20 @@
 /* Counter index: 0..3 are PMC0..3, 4..6 are FIXED_CTR0..2. */
 #define PV_VPMU_FIXED_IDX(j)	(PV_VPMU_NR_GP + (j))
 
+/*
+ * Phys* - Start*, in the counter width.  Phys* can step back a little:
+ * the VMM drops steal time from a counter after the guest read it (the
+ * host preempted the vCPU meanwhile).  A delta in the upper half of the
+ * range is such a step back, not 2^47 events, and counts as zero.  The
+ * guest kernel, libvpmu and the offset policy all use this one rule.
+ */
+static inline uint64_t pv_vpmu_delta(uint64_t now, uint64_t start)
+{
+	uint64_t d = (now - start) & PV_VPMU_MASK;
+
+	return d >> 47 ? 0 : d;
+}
+
 /* ---- Event encodings (PERFEVTSEL event select | umask << 8) ---- */
 
 #define PV_EVENT(code, umask)	((uint16_t)((code) | ((umask) << 8)))

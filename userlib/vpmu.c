@@ -42,15 +42,6 @@ static inline uint64_t rd_tsc(void)
 
 #define barrier() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 
-/* Phys - Start, where a step back (steal time dropped by the VMM after
- * we read) counts as zero rather than as 2^48 - x events. */
-static inline uint64_t delta48(uint64_t now, uint64_t start)
-{
-	uint64_t d = (now - start) & PV_VPMU_MASK;
-
-	return d >> 47 ? 0 : d;
-}
-
 /* Phys(t) of a vCPU counter: the live part. */
 static uint64_t vpmu_read_direct(const struct vpmu_event *e);
 
@@ -117,11 +108,11 @@ static uint64_t vpmu_read_direct(const struct vpmu_event *e)
 		barrier();
 		if (vp->ctr[e->idx].flags & PV_VPMU_CTR_RUNNING)
 			pstar = (vp->ctr[e->idx].sum +
-				 delta48(phys_now(vp, &vp->ctr[e->idx]),
+				 pv_vpmu_delta(phys_now(vp, &vp->ctr[e->idx]),
 					 vp->ctr[e->idx].start)) & PV_VPMU_MASK;
 		else
 			pstar = vp->ctr[e->idx].sum;
-		v = tp->ctr[e->idx].sum + delta48(pstar, tp->ctr[e->idx].start);
+		v = tp->ctr[e->idx].sum + pv_vpmu_delta(pstar, tp->ctr[e->idx].start);
 		barrier();
 		if (vp->seq == vs && tp->seq == ts)
 			return v - e->base;

@@ -11,19 +11,6 @@
  */
 #include "../internal.h"
 
-/*
- * Phys* - Start*.  Phys* steps back a little when steal time is dropped
- * from a counter the guest already read: a delta in the upper half of
- * the range is such a step, not 2^47 events, and counts as zero (the
- * guest kernel and libvpmu do the same).
- */
-static uint64_t offset_delta(uint64_t now, uint64_t start)
-{
-	uint64_t d = (now - start) & PV_VPMU_MASK;
-
-	return d >> 47 ? 0 : d;
-}
-
 static void offset_deschedule(struct pmu_vcpu *v)
 {
 	pmu_vcpu_pause(v);
@@ -45,7 +32,7 @@ int pmu_offset_thread_out(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 {
 	for (unsigned int i = 0; i < PMU_NR; i++) {
 		if (counts_offset(t, i))
-			t->ctr[i].sum += offset_delta(pmu_vcpu_counter(v, i),
+			t->ctr[i].sum += pv_vpmu_delta(pmu_vcpu_counter(v, i),
 						      t->ctr[i].start);
 	}
 	pmu_thread_save(v, t, true);
@@ -54,14 +41,10 @@ int pmu_offset_thread_out(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 
 int pmu_offset_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 {
-	int ret;
+	int ret = pmu_vcpu_adopt_config(v, t);
 
-	if (!pmu_vcpu_config_equal(v, t)) {
-		ret = pmu_vcpu_load_config(v, t);
-		if (ret)
-			return ret;
-	}
-	v->config_id = t->config_id;
+	if (ret)
+		return ret;
 	/*
 	 * The vCPU is paused, so this is Phys* as of the hypercall's return:
 	 * the hypercall's own cost is not charged to the incoming thread.
@@ -103,7 +86,7 @@ void pmu_offset_guest_switch(const struct pv_vpmu_vcpu_page *vp,
 		uint64_t phys_star = pmu_guest_phys_star(vp, i, tsc);
 
 		if (out && counts_offset(out, i))
-			out->ctr[i].sum += offset_delta(phys_star,
+			out->ctr[i].sum += pv_vpmu_delta(phys_star,
 							out->ctr[i].start);
 		if (in && counts_offset(in, i))
 			in->ctr[i].start = phys_star;

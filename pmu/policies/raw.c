@@ -28,15 +28,11 @@ static int raw_thread_out(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 
 static int raw_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 {
-	int ret;
-
 	/* A thread that changed its configuration gets it; nothing else. */
-	if (!pmu_vcpu_config_equal(v, t)) {
-		ret = pmu_vcpu_load_config(v, t);
-		if (ret)
-			return ret;
-	}
-	v->config_id = t->config_id;
+	int ret = pmu_vcpu_adopt_config(v, t);
+
+	if (ret)
+		return ret;
 	for (unsigned int i = 0; i < PV_VPMU_CTR_SLOTS; i++) {
 		t->ctr[i].sum = 0;
 		t->ctr[i].start = 0;

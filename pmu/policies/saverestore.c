@@ -29,14 +29,10 @@ static int saverestore_thread_out(struct pmu_vcpu *v,
 static int saverestore_thread_in(struct pmu_vcpu *v,
 				 struct pv_vpmu_thread_page *t)
 {
-	int ret;
+	int ret = pmu_vcpu_adopt_config(v, t);
 
-	if (!pmu_vcpu_config_equal(v, t)) {
-		ret = pmu_vcpu_load_config(v, t);
-		if (ret)
-			return ret;
-	}
-	v->config_id = t->config_id;
+	if (ret)
+		return ret;
 	pmu_thread_restore(v, t, false);
 	return 0;
 }
