@@ -106,17 +106,17 @@ void vpmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
  * LVTPC masked, as the hardware does on delivery.  The guest's handler
  * unmasks it, which we see the next time we look (before the next PMI).
  */
-static void vpmu_inject_pmi(struct vcpu *v)
+static bool vpmu_inject_pmi(struct vcpu *v)
 {
 	struct kvm_lapic_state ls;
 	struct kvm_msi msi = { 0 };
 	uint32_t lvtpc;
 
 	if (ioctl(v->fd, KVM_GET_LAPIC, &ls) < 0)
-		return;
+		return false;
 	memcpy(&lvtpc, ls.regs + APIC_LVTPC, 4);
 	if (lvtpc & APIC_LVT_MASKED)
-		return;
+		return false;
 	msi.address_lo = 0xfee00000u | ((uint32_t)v->id << 12);
 	msi.data = lvtpc & 0xff;
 	lvtpc |= APIC_LVT_MASKED;
@@ -124,6 +124,7 @@ static void vpmu_inject_pmi(struct vcpu *v)
 	ioctl(v->fd, KVM_SET_LAPIC, &ls);
 	ioctl(v->vm->fd, KVM_SIGNAL_MSI, &msi);
 	v->pmis++;
+	return true;
 }
 
 /* Was LVTPC unmasked by the guest since the last PMI? */
@@ -138,6 +139,11 @@ static void vpmu_check_lvtpc(struct vcpu *v)
 	if (!(lvtpc & APIC_LVT_MASKED)) {
 		v->pmi_masked = false;
 		pmu_vcpu_lvtpc_unmasked(v->pv);
+		/* A PMI pmu/ asked for while LVTPC was still masked. */
+		if (v->pmi_deferred && vpmu_inject_pmi(v)) {
+			v->pmi_deferred = false;
+			v->pmi_masked = true;
+		}
 	}
 }
 
@@ -198,7 +204,9 @@ void vpmu_before_run(struct vcpu *v)
 	vpmu_vmm_sample(v);
 	vpmu_check_lvtpc(v);
 	if (pmu_vcpu_enter(v->pv)) {
-		vpmu_inject_pmi(v);
+		/* pmu/ has handed this PMI over: if the guest's LVTPC is
+		 * still masked, keep it until the guest unmasks. */
+		v->pmi_deferred = !vpmu_inject_pmi(v);
 		v->pmi_masked = true;
 	}
 	vpmu_timer_arm(v);

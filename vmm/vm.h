@@ -30,6 +30,7 @@ struct vcpu {
 	struct pmu_vcpu *pv;		/* this vCPU's virtual PMU */
 	uint64_t pmis;			/* PMIs injected */
 	bool pmi_masked;		/* LVTPC masked by our last PMI */
+	bool pmi_deferred;		/* a PMI waiting for LVTPC's unmask */
 	uint64_t steal_seen;		/* KVM steal time reported so far, ns */
 	timer_t timer;			/* tsc source overflow deadline */
 	bool timer_made, timer_armed;
