@@ -436,20 +436,13 @@ static u64 rdmsr64(u32 msr)
 	return (u64)hi << 32 | lo;
 }
 
-/*
- * Restart an interrupting counter one period before its next wrap,
- * keeping the events it counted past this wrap (skid).  When the skid is
- * a period or more, the PMI handler's own time is being counted (tsc
- * source, emulated kernel): the next overflow is put that far further
- * out again, or PMIs would come back to back and the thread would never
- * run (perf throttles for the same reason).
- */
+/* Restart an interrupting counter one period after its last overflow. */
 void pmu_rearm(int idx, u64 period)
 {
-	u64 now = rdmsr64(PV_MSR_IA32_A_PMC0 + idx);
-	u64 dist = now < period ? period - now : period + 2 * now;
+	u64 pmc = rdmsr64(PV_MSR_IA32_A_PMC0 + idx);
 
-	wrmsr(PV_MSR_IA32_A_PMC0 + idx, (0 - dist) & MASK48);
+	wrmsr(PV_MSR_IA32_A_PMC0 + idx,
+	      (0 - pv_vpmu_rearm_dist(pmc, period)) & MASK48);
 }
 
 /* `vmm record`: one sample of the interrupted context. */

@@ -117,6 +117,22 @@ static inline uint64_t pv_vpmu_delta(uint64_t now, uint64_t start)
 	return d >> 47 ? 0 : d;
 }
 
+/*
+ * How far ahead to put a sampling counter's next overflow, given the value
+ * it read after the last one (the events counted past the wrap, its skid).
+ * A counter that stepped back short of the wrap (steal dropped after the
+ * overflow) has no skid.  A skid of a period or more means the PMI
+ * handler's own events are being counted (tsc source, emulated kernel):
+ * the next overflow goes that much further out again, or PMIs would come
+ * back to back (perf throttles for the same reason).
+ */
+static inline uint64_t pv_vpmu_rearm_dist(uint64_t pmc, uint64_t period)
+{
+	uint64_t skid = pv_vpmu_delta(pmc, 0);
+
+	return skid < period ? period - skid : period + 2 * skid;
+}
+
 /* ---- Event encodings (PERFEVTSEL event select | umask << 8) ---- */
 
 #define PV_EVENT(code, umask)	((uint16_t)((code) | ((umask) << 8)))
