@@ -40,6 +40,7 @@
 #define PERF_EVENT_IOC_PERIOD	0x40082404
 #define PERF_EVENT_IOC_ID	0x80082407
 #define PERFVISOR_IOC_TRAP_READ	0x2480	/* bench: cycles of a trapped rdmsr */
+#define PERFVISOR_IOC_TRAP_WRITE 0x2481	/* bench: cycles of a trapped wrmsr */
 
 #define PERF_FORMAT_TOTAL_TIME_ENABLED	1
 #define PERF_FORMAT_TOTAL_TIME_RUNNING	2
@@ -246,6 +247,16 @@ static u64 trap_read_cycles(u64 n)
 	return rdtsc() - t0;
 }
 
+/* Writing 0 to IA32_PERF_GLOBAL_OVF_CTRL clears nothing: a pure trap. */
+static u64 trap_write_cycles(u64 n)
+{
+	u64 t0 = rdtsc();
+
+	for (u64 i = 0; i < n; i++)
+		__asm__ volatile("wrmsr" : : "c"(0x390), "a"(0), "d"(0));
+	return rdtsc() - t0;
+}
+
 s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg)
 {
 	u64 v;
@@ -276,6 +287,8 @@ s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg)
 	case PERFVISOR_IOC_TRAP_READ:
 		/* cycles of `arg` rdmsr of IA32_PMC0, each a trip to the VMM */
 		return trap_read_cycles(arg > 100000 ? 100000 : arg);
+	case PERFVISOR_IOC_TRAP_WRITE:
+		return trap_write_cycles(arg > 100000 ? 100000 : arg);
 	default:
 		return -ENOTTY;
 	}

@@ -174,8 +174,11 @@ void pmu_vcpu_publish(struct pmu_vcpu *v)
 		pc->event = c->event;
 		pc->read = read;
 		pc->step_mask = read == PV_VPMU_READ_STEP ? mask : 0;
-		/* Bit 1 asks the kernel to decode branches as well. */
-		if (c->running && read == PV_VPMU_READ_STEP)
+		/* Bit 1 asks the kernel to decode branches as well.  A
+		 * kernel-only counter needs no user stepping. */
+		if (c->running && read == PV_VPMU_READ_STEP &&
+		    (mask & (1u << PV_STEP_USER_INSNS |
+			     1u << PV_STEP_USER_BRANCHES)))
 			step |= 1 | ((mask & (1u << PV_STEP_USER_BRANCHES)) ? 2 : 0);
 	}
 	/* The guest kernel steps only while some counter needs it. */

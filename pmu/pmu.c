@@ -186,6 +186,25 @@ void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta)
 		v->virt[(event >> 8) % PMU_VIRT_SLOTS] += delta;
 }
 
+bool pmu_vcpu_wants_kernel_step(const struct pmu_vcpu *v)
+{
+	for (unsigned int i = 0; i < PMU_NR; i++) {
+		const struct pmu_counter *c = &v->ctr[i];
+
+		if (c->running && c->src && c->src->ops->kernel_step &&
+		    (c->mode & PMU_MODE_OS))
+			return true;
+	}
+	return false;
+}
+
+bool pmu_vcpu_kernel_step(struct pmu_vcpu *v, bool branch)
+{
+	struct pmu_source *s = v->pmu->src;
+
+	return s->ops->kernel_step && s->ops->kernel_step(s, v, branch);
+}
+
 void pmu_vcpu_set_page(struct pmu_vcpu *v, struct pv_vpmu_vcpu_page *page)
 {
 	v->page = page;

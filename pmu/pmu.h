@@ -152,6 +152,19 @@ bool pmu_vcpu_enter(struct pmu_vcpu *v);
  */
 void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns);
 
+/*
+ * step source, CPL0: whether a running counter counts kernel instructions
+ * or branches, which the VMM then steps with KVM_GUESTDBG_SINGLESTEP (this
+ * KVM steps only CPL0 code, which it emulates; the guest kernel steps user
+ * code).  pmu_vcpu_kernel_step() counts one retired CPL0 instruction and
+ * returns whether a counter reached its overflow point: only then does the
+ * KVM_EXIT_DEBUG need pmu_vcpu_exit()/enter().  Other step exits leave the
+ * vCPU "in guest": an exit and publish per instruction would also make
+ * every seqlock read in the guest kernel retry forever.
+ */
+bool pmu_vcpu_wants_kernel_step(const struct pmu_vcpu *v);
+bool pmu_vcpu_kernel_step(struct pmu_vcpu *v, bool branch);
+
 /* Add to a virtual event the VMM counts itself (PV_EVENT_IRQS, ...). */
 void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta);
 

@@ -61,6 +61,13 @@ struct pmu_source_ops {
 		    uint16_t event, unsigned int mode, uint64_t deadline);
 	void (*disarm)(struct pmu_source *s, struct pmu_vcpu *v,
 		       unsigned int idx);
+	/*
+	 * Optional: one instruction retired in CPL0 (a branch if `branch`),
+	 * seen by the VMM stepping kernel code (KVM_GUESTDBG_SINGLESTEP).
+	 * Returns whether an armed counter reached its overflow point.
+	 */
+	bool (*kernel_step)(struct pmu_source *s, struct pmu_vcpu *v,
+			    bool branch);
 	/* Optional: earliest armed deadline as a TSC value. */
 	bool (*timer_deadline)(struct pmu_source *s, struct pmu_vcpu *v,
 			       uint64_t *tsc);

@@ -5,7 +5,9 @@
  * page; Phys(t) is the sum of the step.count[] slots the counter's mode
  * selects.  Overflow is exact: arm() turns the counter's overflow point
  * into a step.deadline[] at which the guest kernel exits (PV_HC_PMU_POLL)
- * before retiring another user instruction.
+ * before retiring another user instruction.  CPL0 code is emulated on
+ * these hosts, so KVM_GUESTDBG_SINGLESTEP steps it (and only it): the VMM
+ * counts kernel instructions itself when a counter has the OS bit.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 #include "internal.h"
 
 struct step_vcpu {
+	/* Kernel slots, counted by the VMM; mirrored into the page. */
+	uint64_t count[PV_STEP_SLOTS];
 	uint64_t deadline[PMU_NR];	/* in Phys units of the counter */
 	uint8_t mask[PMU_NR];
 	bool armed[PMU_NR];
@@ -44,13 +48,27 @@ static uint8_t step_mask(uint16_t event, unsigned int mode)
 	return (mode & PMU_MODE_USR ? usr : 0) | (mode & PMU_MODE_OS ? os : 0);
 }
 
-static uint64_t step_sum(const struct pv_vpmu_vcpu_page *p, uint8_t mask)
+static bool step_slot_is_kernel(unsigned int slot)
+{
+	return slot == PV_STEP_KERNEL_INSNS || slot == PV_STEP_KERNEL_BRANCHES;
+}
+
+/*
+ * User slots come from the page the guest kernel counts into; kernel slots
+ * from the VMM's own tally, which exists before (and without) a page.
+ */
+static uint64_t step_sum(const struct pmu_vcpu *v, const struct step_vcpu *sv,
+			 uint8_t mask)
 {
 	uint64_t sum = 0;
 
 	for (unsigned int i = 0; i < PV_STEP_SLOTS; i++) {
-		if (mask & (1u << i))
-			sum += __atomic_load_n(&p->step.count[i],
+		if (!(mask & (1u << i)))
+			continue;
+		if (step_slot_is_kernel(i))
+			sum += sv->count[i];
+		else if (v->page)
+			sum += __atomic_load_n(&v->page->step.count[i],
 					       __ATOMIC_RELAXED);
 	}
 	return sum;
@@ -90,8 +108,8 @@ static bool step_can_count(const struct pmu_source *s, uint16_t event,
 static uint64_t step_read(struct pmu_source *s, struct pmu_vcpu *v,
 			  uint16_t event, unsigned int mode)
 {
-	(void)s;
-	return v->page ? step_sum(v->page, step_mask(event, mode)) : 0;
+	return step_sum(v, &to_step(s)->vcpus[pmu_vcpu_id(v)],
+			step_mask(event, mode));
 }
 
 static uint8_t step_direct(const struct pmu_source *s, uint16_t event,
@@ -125,7 +143,7 @@ static void step_publish_deadlines(struct pmu_vcpu *v, struct step_vcpu *sv)
 
 			if (!sv->armed[i] || !(sv->mask[i] & (1u << slot)))
 				continue;
-			others = step_sum(p, sv->mask[i] & ~(1u << slot));
+			others = step_sum(v, sv, sv->mask[i] & ~(1u << slot));
 			dl = sv->deadline[i] - others;
 			if (dl < p->step.deadline[slot])
 				p->step.deadline[slot] = dl;
@@ -154,6 +172,28 @@ static void step_disarm(struct pmu_source *s, struct pmu_vcpu *v,
 	step_publish_deadlines(v, sv);
 }
 
+static bool step_kernel_step(struct pmu_source *s, struct pmu_vcpu *v,
+			     bool branch)
+{
+	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
+
+	sv->count[PV_STEP_KERNEL_INSNS]++;
+	if (branch)
+		sv->count[PV_STEP_KERNEL_BRANCHES]++;
+	/* libvpmu sums the page's slots itself. */
+	if (v->page) {
+		v->page->step.count[PV_STEP_KERNEL_INSNS] =
+			sv->count[PV_STEP_KERNEL_INSNS];
+		v->page->step.count[PV_STEP_KERNEL_BRANCHES] =
+			sv->count[PV_STEP_KERNEL_BRANCHES];
+	}
+	for (unsigned int i = 0; i < PMU_NR; i++) {
+		if (sv->armed[i] && step_sum(v, sv, sv->mask[i]) >= sv->deadline[i])
+			return true;
+	}
+	return false;
+}
+
 const struct pmu_source_ops pmu_source_step = {
 	.name = "step",
 	.id = PV_VPMU_SOURCE_STEP,
@@ -164,4 +204,5 @@ const struct pmu_source_ops pmu_source_step = {
 	.direct = step_direct,
 	.arm = step_arm,
 	.disarm = step_disarm,
+	.kernel_step = step_kernel_step,
 };

@@ -12,6 +12,7 @@
 #include "../uapi/vpmu.h"
 
 #define PERFVISOR_IOC_TRAP_READ	0x2480
+#define PERFVISOR_IOC_TRAP_WRITE 0x2481
 #define PERF_TYPE_RAW		4
 #define PERF_EVENT_IOC_ID	0x80082407
 #ifndef SYS_perf_event_open
@@ -196,4 +197,9 @@ void vpmu_close(struct vpmu_event *e)
 int64_t vpmu_trap_read_cycles(const struct vpmu_event *e, unsigned int n)
 {
 	return ioctl(e->fd, PERFVISOR_IOC_TRAP_READ, (unsigned long)n);
+}
+
+int64_t vpmu_trap_write_cycles(const struct vpmu_event *e, unsigned int n)
+{
+	return ioctl(e->fd, PERFVISOR_IOC_TRAP_WRITE, (unsigned long)n);
 }

@@ -36,6 +36,7 @@ void vpmu_reset(struct vpmu_event *e);
 void vpmu_close(struct vpmu_event *e);
 /* Cycles of one trapped rdmsr of a PMU MSR (the VMM path), for benches. */
 int64_t vpmu_trap_read_cycles(const struct vpmu_event *e, unsigned int n);
+int64_t vpmu_trap_write_cycles(const struct vpmu_event *e, unsigned int n);
 
 /* ---- perfctr-style interface (Pettersson's perfctr, as in Perfctr-Xen) */
 

@@ -130,6 +130,12 @@ enum exit_result exit_handle_shutdown(struct vcpu *v)
 	return EXIT_STOP;
 }
 
+/* Single-step exits are ours only while the VMM steps CPL0 code. */
+enum exit_result exit_handle_debug(struct vcpu *v)
+{
+	return v->kstep ? EXIT_RESUME : exit_handle_unexpected(v);
+}
+
 enum exit_result exit_handle_system_event(struct vcpu *v)
 {
 	vm_request_stop(v->vm, VM_STOP_ERROR, VMM_EXIT_ERROR,

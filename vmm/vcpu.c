@@ -197,6 +197,8 @@ enum exit_result vcpu_handle_exit(struct vcpu *v)
 		return exit_handle_shutdown(v);
 	case KVM_EXIT_SYSTEM_EVENT:
 		return exit_handle_system_event(v);
+	case KVM_EXIT_DEBUG:
+		return exit_handle_debug(v);
 	default:
 		return exit_handle_unexpected(v);
 	}
@@ -215,6 +217,8 @@ void *vcpu_thread(void *arg)
 			break;
 		vpmu_before_run(v);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			/* No guest exit to account: not a stale reason. */
+			v->run->exit_reason = KVM_EXIT_INTR;
 			vpmu_after_run(v);
 			if (errno == EINTR || errno == EAGAIN)
 				continue;

@@ -28,6 +28,7 @@ enum exit_result exit_handle_io(struct vcpu *v);
 enum exit_result exit_handle_mmio(struct vcpu *v);
 enum exit_result exit_handle_msr(struct vcpu *v);
 enum exit_result exit_handle_shutdown(struct vcpu *v);
+enum exit_result exit_handle_debug(struct vcpu *v);
 enum exit_result exit_handle_unexpected(struct vcpu *v);
 enum exit_result exit_handle_system_event(struct vcpu *v);
 

@@ -21,6 +21,7 @@
 #include "profile.h"
 #include "vcpu.h"
 #include "vcpu_pmu.h"
+#include "x86_decode.h"
 
 #define APIC_LVTPC		0x340
 #define APIC_LVT_MASKED		(1u << 16)
@@ -199,8 +200,83 @@ static void vpmu_vmm_sample(struct vcpu *v)
 	profile_add(v->vm->profile, &s);
 }
 
+/*
+ * step source, CPL0: KVM steps kernel code (it emulates it here) while a
+ * running counter has the OS bit.  The guest kernel steps user code.
+ */
+static void vpmu_kernel_step_setup(struct vcpu *v)
+{
+	struct kvm_guest_debug dbg = { 0 };
+	bool want = pmu_vcpu_wants_kernel_step(v->pv);
+
+	if (want != v->kstep) {
+		if (want)
+			dbg.control = KVM_GUESTDBG_ENABLE |
+				      KVM_GUESTDBG_SINGLESTEP;
+		if (ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
+			want = false;
+		v->kstep = want;
+	}
+	if (v->kstep) {
+		v->kstep_rip = v->run->s.regs.regs.rip;
+		v->kstep_cpl0 = (v->run->s.regs.sregs.cs.selector & 3) == 0;
+	}
+}
+
+/* Copy guest virtual memory through the guest's page tables. */
+static size_t vpmu_read_gva(struct vcpu *v, uint64_t gva, uint8_t *buf,
+			    size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		struct kvm_translation tr = { .linear_address = gva + done };
+		size_t n = 4096 - ((gva + done) & 4095);
+		uint8_t *p;
+
+		if (n > len - done)
+			n = len - done;
+		if (ioctl(v->fd, KVM_TRANSLATE, &tr) < 0 || !tr.valid)
+			break;
+		p = vm_gpa_to_hva(v->vm, tr.physical_address, n);
+		if (!p)
+			break;
+		memcpy(buf + done, p, n);
+		done += n;
+	}
+	return done;
+}
+
+/*
+ * A KVM_EXIT_DEBUG: the CPL0 instruction at kstep_rip retired.  A rep
+ * string instruction stops once per iteration with RIP unchanged and
+ * retires once, the same rule as the guest's user-mode #DB handler.
+ * Returns whether pmu/ must see an exit (an overflow point was reached).
+ */
+static bool vpmu_kernel_step_count(struct vcpu *v)
+{
+	uint8_t buf[X86_MAX_INSN_LEN];
+	struct x86_insn_class ic;
+	size_t n;
+
+	if (!v->kstep_cpl0)
+		return false;
+	n = vpmu_read_gva(v, v->kstep_rip, buf, sizeof(buf));
+	if (n == 0 || x86_classify(buf, n, &ic) < 0)
+		memset(&ic, 0, sizeof(ic));
+	if (ic.rep_string && v->run->s.regs.regs.rip == v->kstep_rip)
+		return false;
+	return pmu_vcpu_kernel_step(v->pv, x86_is_branch(ic.branch));
+}
+
 void vpmu_before_run(struct vcpu *v)
 {
+	if (v->kstep_quiet) {
+		/* A step exit pmu/ did not see: the vCPU stays "in guest". */
+		v->kstep_quiet = false;
+		vpmu_kernel_step_setup(v);
+		return;
+	}
 	vpmu_vmm_sample(v);
 	vpmu_check_lvtpc(v);
 	if (pmu_vcpu_enter(v->pv)) {
@@ -209,6 +285,7 @@ void vpmu_before_run(struct vcpu *v)
 		v->pmi_deferred = !vpmu_inject_pmi(v);
 		v->pmi_masked = true;
 	}
+	vpmu_kernel_step_setup(v);
 	vpmu_timer_arm(v);
 }
 
@@ -246,6 +323,12 @@ void vpmu_after_run(struct vcpu *v)
 		break;
 	case KVM_EXIT_HLT:
 		why = PMU_EXIT_HLT;
+		break;
+	case KVM_EXIT_DEBUG:
+		if (v->kstep && !vpmu_kernel_step_count(v)) {
+			v->kstep_quiet = true;
+			return;
+		}
 		break;
 	}
 	v->exit_tsc = __rdtsc();

@@ -35,6 +35,12 @@ struct vcpu {
 	timer_t timer;			/* tsc source overflow deadline */
 	bool timer_made, timer_armed;
 	uint64_t exit_tsc;		/* record -a: when the last exit began */
+	/* step source, CPL0: KVM_GUESTDBG_SINGLESTEP is on, and where the
+	 * instruction the next KVM_EXIT_DEBUG retires began. */
+	bool kstep;
+	bool kstep_cpl0;
+	bool kstep_quiet;		/* the last exit was a step pmu/ skipped */
+	uint64_t kstep_rip;
 };
 
 /* Why the VM stopped; decides the VMM's exit status. */

@@ -137,25 +137,51 @@ static void test_step_reads_guest_counts(void **state)
 		 evtsel(PV_EVENT_BRANCHES, PV_EVTSEL_OS | PV_EVTSEL_EN));
 	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 0x7);
 	pmu_vcpu_enter(f->v);
-	/* The guest kernel counts what it stepped; the VMM counted CPL0. */
+	/* The VMM steps CPL0 only while an OS counter runs. */
+	assert_true(pmu_vcpu_wants_kernel_step(f->v));
+	/* The guest kernel counts the user code it stepped. */
 	st->count[PV_STEP_USER_INSNS] = 1000;
 	st->count[PV_STEP_USER_BRANCHES] = 100;
+	/* The VMM counts CPL0: 30 instructions, 3 of them branches. */
+	for (int i = 0; i < 30; i++)
+		assert_false(pmu_vcpu_kernel_step(f->v, i % 10 == 0));
 	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
-	st->count[PV_STEP_KERNEL_INSNS] = 30;
-	st->count[PV_STEP_KERNEL_BRANCHES] = 3;
 	pmu_vcpu_enter(f->v);
-	/* Kernel counts added during the exit are not counted (paused). */
 	assert_int_equal(pmu_vcpu_counter(f->v, 0), 1000);
-	assert_int_equal(pmu_vcpu_counter(f->v, 1), 1000);
-	assert_int_equal(pmu_vcpu_counter(f->v, 2), 0);
+	assert_int_equal(pmu_vcpu_counter(f->v, 1), 1030);
+	assert_int_equal(pmu_vcpu_counter(f->v, 2), 3);
 	st->count[PV_STEP_USER_INSNS] = 1500;
-	st->count[PV_STEP_KERNEL_INSNS] = 40;
-	st->count[PV_STEP_KERNEL_BRANCHES] = 5;
+	for (int i = 0; i < 10; i++)
+		pmu_vcpu_kernel_step(f->v, i < 2);
 	assert_int_equal(pmu_vcpu_counter(f->v, 0), 1500);
-	assert_int_equal(pmu_vcpu_counter(f->v, 1), 1510);
-	assert_int_equal(pmu_vcpu_counter(f->v, 2), 2);
-	/* The guest's direct read agrees with the VMM. */
-	assert_int_equal(pmu_guest_phys_star(f->page[0], 1, 0), 1510);
+	assert_int_equal(pmu_vcpu_counter(f->v, 1), 1540);
+	assert_int_equal(pmu_vcpu_counter(f->v, 2), 5);
+	/* The kernel slots are mirrored in the page, so the guest's direct
+	 * read agrees with the VMM. */
+	assert_int_equal(st->count[PV_STEP_KERNEL_INSNS], 40);
+	assert_int_equal(pmu_guest_phys_star(f->page[0], 1, 0), 1540);
+	/* Disabled, nothing needs CPL0 stepping any more. */
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 0x1);
+	assert_false(pmu_vcpu_wants_kernel_step(f->v));
+	fx_free(f);
+}
+
+/* CPL0 stepping overflows exactly too: the 5th kernel instruction. */
+static void test_step_kernel_deadline_exact(void **state)
+{
+	struct fx *f = fx_new("step", "offset", false);
+
+	(void)state;
+	enable_pmc0(f->v, PV_EVENT_INSTRUCTIONS,
+		    PV_EVTSEL_OS | PV_EVTSEL_EN | PV_EVTSEL_INT);
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-5);
+	assert_false(pmu_vcpu_enter(f->v));
+	for (int i = 0; i < 4; i++)
+		assert_false(pmu_vcpu_kernel_step(f->v, false));
+	assert_true(pmu_vcpu_kernel_step(f->v, false));
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_STATUS), 1);
+	assert_true(pmu_vcpu_enter(f->v));
 	fx_free(f);
 }
 
@@ -166,8 +192,11 @@ static void test_step_deadline_exact(void **state)
 
 	(void)state;
 	st->count[PV_STEP_USER_INSNS] = 500;
-	st->count[PV_STEP_KERNEL_INSNS] = 20;
 	enable_pmc0(f->v, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT);
+	pmu_vcpu_enter(f->v);
+	for (int i = 0; i < 20; i++)
+		pmu_vcpu_kernel_step(f->v, false);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
 	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-100);
 	pmu_vcpu_enter(f->v);
 	/* The 100th user instruction from now is the 600th. */
@@ -292,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_tsc_stepping_back_is_not_an_overflow),
 		cmocka_unit_test(test_step_reads_guest_counts),
 		cmocka_unit_test(test_step_deadline_exact),
+		cmocka_unit_test(test_step_kernel_deadline_exact),
 		cmocka_unit_test(test_perf_task_clock),
 		cmocka_unit_test(test_virtual_events),
 	};
