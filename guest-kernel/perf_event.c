@@ -330,14 +330,22 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 {
 	struct perf_event *e = idx < PV_VPMU_NR_GP ? t->perf[idx] : NULL;
 	struct task *to;
+	u64 at;
 
 	(void)tf;
 	if (!e)
 		return false;
+	/* The event's value at this overflow point. */
+	at = (e->overflows + 1) * e->period + e->child_counts - e->base;
 	/* Re-arm: the next overflow comes 'period' events after this one;
 	 * events past the wrap (skid) carry over. */
 	pmu_rearm(idx, e->period);
 	e->overflows++;
+	/* A disabled event does not overflow, but an overflow from before
+	 * the disable can arrive after it: delivery waits for the owner
+	 * to run again when a switch came in between. */
+	if (!e->enabled && at > e->frozen)
+		return true;
 	if (e->async) {
 		to = task_find(e->sig_tid);
 		if (to && to->proc == t->proc) {

@@ -279,14 +279,18 @@ static u64 task_count(struct task *t, int i)
 {
 	struct pv_vpmu_thread_page *tp = t->tpage;
 	const struct pv_vpmu_vcpu_page *vp = t->cpu ? t->cpu->vpage : NULL;
+	bool loaded = (t->pmu_int_mask & (1u << i)) ||
+		(vp && vp->policy_id == PV_VPMU_POLICY_SAVERESTORE);
 
+	/* A loaded counter is the thread's value itself.  It sits near
+	 * 2^48 when it interrupts, so it must not pass through the
+	 * step-back rule of pv_vpmu_delta(), which would read it as 0. */
+	if (t->state == TASK_RUNNING && vp && loaded)
+		return phys_star(vp, i);
 	if (t->state == TASK_RUNNING && vp)
 		return tp->ctr[i].sum + pv_vpmu_delta(phys_star(vp, i),
 						tp->ctr[i].start);
-	if ((t->pmu_int_mask & (1u << i)) ||
-	    (vp && vp->policy_id == PV_VPMU_POLICY_SAVERESTORE))
-		return tp->ctr[i].saved;
-	return tp->ctr[i].sum;
+	return loaded ? tp->ctr[i].saved : tp->ctr[i].sum;
 }
 
 u64 pmu_task_count(struct task *t, int idx)

@@ -105,6 +105,7 @@ void pmu_thread_save(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t,
 		if (v->global_status & bit) {
 			t->pending_status |= bit;
 			v->global_status &= ~bit;
+			v->stats.carried++;
 		}
 	}
 	/* A PMI still to come for the moved bits is not the next thread's. */
@@ -131,6 +132,7 @@ void pmu_thread_restore(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t,
 		if (t->pending_status & bit) {
 			t->pending_status &= ~bit;
 			v->global_status |= bit;
+			v->stats.redelivered++;
 			if (pmu_counter_interrupts(v, i) && !v->lvtpc_masked)
 				v->pmi_pending = true;
 		}

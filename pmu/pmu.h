@@ -211,6 +211,8 @@ struct pmu_vcpu_stats {
 	uint64_t guest_switches;	/* switches done by the guest model */
 	uint64_t overflows;
 	uint64_t pmis;		/* PMIs requested */
+	uint64_t carried;	/* overflows moved to a switched-out thread */
+	uint64_t redelivered;	/* ... and raised again when it resumed */
 };
 void pmu_vcpu_get_stats(const struct pmu_vcpu *v, struct pmu_vcpu_stats *s);
 

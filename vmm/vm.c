@@ -257,11 +257,20 @@ static void vm_stats_print(struct vm *vm)
 		struct kvm_stats st;
 		uint64_t *vals;
 
+		struct pmu_vcpu_stats ps;
+
+		pmu_vcpu_get_stats(v->pv, &ps);
 		fprintf(stderr, "vmm: cpu %d: %llu exits to the VMM, %llu "
 			"hypercalls, %llu PMIs\n", i,
 			(unsigned long long)v->exits,
 			(unsigned long long)v->hypercalls,
 			(unsigned long long)v->pmis);
+		if (ps.carried)
+			fprintf(stderr, "vmm: cpu %d: %llu overflows carried "
+				"across a thread switch, %llu raised again "
+				"on resume\n", i,
+				(unsigned long long)ps.carried,
+				(unsigned long long)ps.redelivered);
 		if (kvm_stats_open(&st, v->fd))
 			continue;
 		vals = calloc(st.n, sizeof(*vals));

@@ -2,16 +2,19 @@
 /*
  * libvpmu inside the guest: the PAPI zero test and overflow test
  * equivalents, per-thread direct reads, and the read-cost benchmark.
- *   vpmu_test zero | overflow T | threads | readcost
+ *   vpmu_test zero | overflow T | threads | readcost | pending [T [ROUNDS]] | ...
  * Exactness assumes the step source (vmm run --source step).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -98,6 +101,66 @@ static int overflow_test(int t)
 	       overflows == count / t && !wrong_thread ? "ok" : "WRONG", t,
 	       count, overflows, wrong_thread);
 	return overflows != count / t || wrong_thread;
+}
+
+/*
+ * Pending delivery: the owner counts user and kernel instructions (the
+ * step source; the VMM steps CPL0) with a period, and yields to a second
+ * thread over and over on one vCPU.  Overflows that land in the kernel's
+ * switch path, where interrupts are off, reach the VMM before the PMI can
+ * be taken: the VMM moves them into the owner's thread page at the
+ * switch and raises them again when the owner resumes (`vmm run -v`
+ * counts both).  Every overflow must still arrive, in the owner.
+ */
+static volatile int pending_stop;
+
+static void *pending_yielder(void *p)
+{
+	(void)p;
+	while (!pending_stop)
+		sched_yield();
+	return NULL;
+}
+
+static void pending_sig(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	overflows++;
+	if (syscall(SYS_gettid) != owner)
+		wrong_thread++;
+}
+
+static int pending_test(long t, int rounds)
+{
+	struct sigaction sa = { .sa_sigaction = pending_sig,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+	struct vpmu_event e;
+	pthread_t other;
+	uint64_t count;
+
+	owner = syscall(SYS_gettid);
+	sigaction(SIGIO, &sa, NULL);
+	if (vpmu_open_raw(&e, 0x00c0, true, true, t) ||
+	    fcntl(e.fd, F_SETSIG, SIGIO) || fcntl(e.fd, F_SETOWN, owner) ||
+	    fcntl(e.fd, F_SETFL, O_ASYNC)) {
+		printf("pending: set-up failed\n");
+		return 1;
+	}
+	pthread_create(&other, NULL, pending_yielder, NULL);
+	for (int i = 0; i < rounds; i++)
+		sched_yield();
+	ioctl(e.fd, 0x2401, 0);	/* PERF_EVENT_IOC_DISABLE */
+	/* An overflow still pending is raised when the owner next resumes. */
+	for (int i = 0; i < 4; i++)
+		sched_yield();
+	count = vpmu_read_syscall(&e);
+	pending_stop = 1;
+	pthread_join(other, NULL);
+	printf("pending: %s (period %ld, %llu instructions, %ld overflows, "
+	       "%ld in another thread)\n",
+	       overflows == (long)(count / t) && !wrong_thread ? "ok" : "WRONG",
+	       t, (unsigned long long)count, overflows, wrong_thread);
+	return overflows != (long)(count / t) || wrong_thread;
 }
 
 struct targ {
@@ -312,6 +375,9 @@ int main(int argc, char **argv)
 		return monotonic_test();
 	if (!strcmp(what, "abuse"))
 		return abuse_test();
+	if (!strcmp(what, "pending"))
+		return pending_test(argc > 2 ? atol(argv[2]) : 997,
+				    argc > 3 ? atoi(argv[3]) : 60);
 	if (!strcmp(what, "writepage")) {
 		/* The counter pages are read-only: this must be SIGSEGV. */
 		struct vpmu_event e;
