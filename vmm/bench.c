@@ -35,7 +35,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double bench_median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -132,18 +132,18 @@ static int bench_boot(int argc, char **argv)
 			return VMM_EXIT_ERROR;
 		}
 	}
-	med_ms = median(ms, n);	/* sorts: ms[0] is the minimum after this */
+	med_ms = bench_median(ms, n);	/* sorts: ms[0] is the minimum after this */
 	if (json)
 		printf("{\"runs\": %d, \"boot_ms_median\": %.2f, "
 		       "\"boot_ms_min\": %.2f, \"rss_kib_median\": %.0f, "
 		       "\"vmm_overhead_kib_median\": %.0f}\n", n,
-		       med_ms, ms[0], median(rss, n), median(ovh, n));
+		       med_ms, ms[0], bench_median(rss, n), bench_median(ovh, n));
 	else
 		printf("boot to exit (vmm run, 64 MiB guest): median %.2f ms, "
 		       "min %.2f ms over %d runs\n"
 		       "resident memory: median %.0f KiB, of which VMM overhead "
 		       "beyond guest RAM touched %.0f KiB\n",
-		       med_ms, ms[0], n, median(rss, n), median(ovh, n));
+		       med_ms, ms[0], n, bench_median(rss, n), bench_median(ovh, n));
 	free(ms);
 	free(rss);
 	free(ovh);
@@ -201,14 +201,18 @@ int cmd_bench(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--list")) {
 		puts("boot       boot-to-exit time and VMM memory overhead\n"
 		     "read-cost  counter read costs inside the guest\n"
-		     "suite      workloads natively, in the guest, per policy\n"
+		     "suite      workloads: overhead per policy, step source against\n"
+		     "           the ptrace oracle, cycles against native TSC and\n"
+		     "           under host preemption\n"
 		     "report     the suite into docs/results.{md,json,csv,png}");
 		return 0;
 	}
 	fprintf(stderr, "usage: vmm bench boot [-n N] [--json] PROGRAM\n"
 		"       vmm bench read-cost [--json] [VPMU_TEST_PROGRAM]\n"
-		"       vmm bench suite [--size S] [--reps N] [--json F] [--csv F]"
-		" [--markdown F]\n"
+		"       vmm bench suite [--size S] [--reps N] [--parts P,...]"
+		" [--workloads W,...]\n"
+		"                       [--json F] [--csv F] [--markdown F]"
+		" [--plot F]\n"
 		"       vmm bench report   (regenerates docs/results.*)\n"
 		"       vmm bench --list\n");
 	return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : VMM_EXIT_ERROR;

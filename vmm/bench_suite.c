@@ -1,31 +1,62 @@
 // SPDX-License-Identifier: MIT
 /*
- * vmm bench suite: each workload natively, in the guest without counting,
- * and in the guest counting cycles with each policy, interleaved and
- * repeated in one run (the machines are shared and noisy: only ratios
- * within one run mean anything).  Prints a table; writes JSON, CSV and a
- * Markdown table (docs/results.md with --markdown).
+ * vmm bench suite: each workload, in three parts, all in one run (the
+ * machines are shared and noisy: only ratios within one run mean
+ * anything):
+ *
+ *   overhead  natively, in the guest without counting, and in the guest
+ *             counting cycles with each policy, interleaved and repeated;
+ *             the offset runs' cycles also go against the native run's TSC
+ *   step      `--source step` instructions:u against the ptrace oracle
+ *             (tests/tools/stepcount) at sizes micro and tiny
+ *   preempt   cycles with each policy while spinners oversubscribe the
+ *             host, against an idle offset run in the same round
+ *
+ * Prints a summary; writes JSON, CSV and Markdown (docs/results.md through
+ * `vmm bench report`).  bench_results.c formats, this file runs things.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "bench.h"
+#include "bench_results.h"
 #include "config.h"
 
 static const char *const wl_names[] = {
 	"mcf", "bzip2", "hmmer", "sjeng", "libquantum", "lbm", "spmv", "nbody",
 };
 #define NWL (sizeof(wl_names) / sizeof(wl_names[0]))
+#define MAX_REPS 100
 
-enum { CFG_NATIVE, CFG_GUEST, CFG_OFFSET, CFG_SAVERESTORE, CFG_RAW, NCFG };
-static const char *const cfg_names[NCFG] = {
-	"native", "guest", "offset", "saverestore", "raw",
+enum { PART_OVERHEAD = 1, PART_STEP = 2, PART_PREEMPT = 4, PART_ALL = 7 };
+
+struct suite {
+	char self[4096];	/* this vmm */
+	char oracle[4200];	/* stepcount */
+	char wldir[4200];	/* the workloads' musl binaries */
+	char prog[4400];	/* the current workload's */
+	char base[256];		/* its basename: the guest's argv[0] */
+	char tmpdir[32];	/* count files */
+	char countfile[64];
+	const char *size;
+	int reps, parts, spinners;
+	size_t w;		/* the current workload */
+};
+
+/* What one child run gave. */
+struct run_out {
+	double wall_s;
+	unsigned long long tsc;
 };
 
 static double now_s(void)
@@ -36,20 +67,27 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* Run argv with stdout and stderr to /dev/null; wall seconds or -1. */
-static double run_timed(char *const argv[])
+/*
+ * Run argv with stdout and stderr to /dev/null; 0 when it exited 0.  The
+ * TSC brackets fork to wait: the native baseline of guest cycles.
+ * no_aslr: the oracle, whose program's malloc paths depend on addresses.
+ */
+static int run_quiet(char *const argv[], bool no_aslr, struct run_out *out)
 {
+	unsigned long long tsc0;
 	double t0;
 	int st;
 	pid_t pid;
 
 	fflush(stdout);		/* or the child flushes our buffer too */
 	t0 = now_s();
+	tsc0 = __rdtsc();
 	pid = fork();
-
 	if (pid == 0) {
 		if (!freopen("/dev/null", "w", stdout) ||
 		    !freopen("/dev/null", "w", stderr))
+			_exit(125);
+		if (no_aslr && personality(ADDR_NO_RANDOMIZE) < 0)
 			_exit(125);
 		execv(argv[0], argv);
 		_exit(127);
@@ -57,14 +95,365 @@ static double run_timed(char *const argv[])
 	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0)
 		return -1;
-	return now_s() - t0;
+	out->tsc = __rdtsc() - tsc0;
+	out->wall_s = now_s() - t0;
+	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
+/* The count file's contents, NUL-terminated, in buf. */
+static int countfile_read(const struct suite *s, char *buf, size_t len)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	FILE *f = fopen(s->countfile, "r");
+	size_t n;
 
-	return (x > y) - (x < y);
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return 0;
+}
+
+/*
+ * `vmm stat -x, -o COUNTFILE -e EVENT --policy P --source SRC PROG SIZE`:
+ * the event's count in *count, the run in *out.
+ */
+static int suite_stat(const struct suite *s, const char *policy,
+		      const char *source, const char *event, const char *size,
+		      uint64_t *count, struct run_out *out)
+{
+	char *argv[] = { (char *)s->self, "stat", "-x,", "-o",
+			 (char *)s->countfile, "-e", (char *)event, "--policy",
+			 (char *)policy, "--source", (char *)source,
+			 (char *)s->prog, (char *)size, NULL };
+	char text[4096];
+
+	if (run_quiet(argv, false, out) || countfile_read(s, text, sizeof(text)))
+		return -1;
+	return bench_parse_stat_csv(text, event, count);
+}
+
+/* stepcount's instructions:u of PROG SIZE, invoked as the guest does. */
+static int suite_oracle(const struct suite *s, const char *size,
+			uint64_t *count)
+{
+	char *argv[] = { (char *)s->oracle, "--argv0", (char *)s->base, "-o",
+			 (char *)s->countfile, "--", (char *)s->prog,
+			 (char *)size, NULL };
+	char text[4096];
+	struct run_out out;
+
+	if (run_quiet(argv, true, &out) || countfile_read(s, text, sizeof(text)))
+		return -1;
+	return bench_parse_stepcount(text, "instructions:u", count);
+}
+
+/* Progress on a terminal only: logs stay clean. */
+static void suite_progress(const struct suite *s, const char *part, int r)
+{
+	if (isatty(2))
+		fprintf(stderr, "\r[%zu/%zu] %-10s %-8s %d/%d ", s->w + 1, NWL,
+			wl_names[s->w], part, r + 1, s->reps);
+}
+
+static void suite_progress_end(void)
+{
+	if (isatty(2))
+		fprintf(stderr, "\r%50s\r", "");
+}
+
+static int suite_fail(const char *wl, const char *what)
+{
+	suite_progress_end();
+	fprintf(stderr, "vmm: bench suite: %s failed (%s)\n", wl, what);
+	return -1;
+}
+
+static int suite_overhead(const struct suite *s, struct bench_wl_result *r)
+{
+	double t[NCFG][MAX_REPS], tsc[MAX_REPS], cyc[MAX_REPS];
+
+	for (int i = 0; i < s->reps; i++) {
+		suite_progress(s, "overhead", i);
+		for (int k = 0; k < NCFG; k++) {
+			char *nat[] = { (char *)s->prog, (char *)s->size, NULL };
+			char *run[] = { (char *)s->self, "run", (char *)s->prog,
+					(char *)s->size, NULL };
+			struct run_out o;
+			uint64_t c = 0;
+			int e;
+
+			/* The same static musl binary everywhere. */
+			if (k == CFG_NATIVE)
+				e = run_quiet(nat, false, &o);
+			else if (k == CFG_GUEST)
+				e = run_quiet(run, false, &o);
+			else
+				e = suite_stat(s, bench_cfg_names[k], "tsc",
+					       "cycles", s->size, &c, &o);
+			if (e)
+				return suite_fail(r->name, bench_cfg_names[k]);
+			t[k][i] = o.wall_s;
+			if (k == CFG_NATIVE)
+				tsc[i] = o.tsc;
+			if (k == CFG_OFFSET)
+				cyc[i] = c;
+		}
+	}
+	for (int k = 0; k < NCFG; k++)
+		r->time_s[k] = bench_median(t[k], s->reps);
+	r->native_tsc = bench_median(tsc, s->reps);
+	r->guest_cycles = bench_median(cyc, s->reps);
+	r->have_overhead = true;
+	return 0;
+}
+
+/* Counts are exact: one run of each size and each side suffices. */
+static int suite_step(const struct suite *s, struct bench_wl_result *r)
+{
+	for (int z = 0; z < NSTEP_SIZES; z++) {
+		const char *size = bench_step_sizes[z];
+		struct run_out o;
+
+		if (suite_stat(s, "offset", "step", "instructions:u", size,
+			       &r->step_guest[z], &o))
+			return suite_fail(r->name, "step source");
+		if (suite_oracle(s, size, &r->step_oracle[z]))
+			return suite_fail(r->name, "stepcount oracle");
+	}
+	r->have_step = true;
+	return 0;
+}
+
+/* Spinners until spinners_stop; they die with us in any case. */
+static void spinners_start(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			alarm(600);
+			for (;;)
+				;
+		}
+	}
+	/* Let the host scheduler spread them before the measured run. */
+	nanosleep(&(struct timespec){ .tv_nsec = 200000000 }, NULL);
+}
+
+static void spinners_stop(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+		}
+	}
+}
+
+/*
+ * Rounds of: the offset count on the idle host, then each policy's count
+ * with the host oversubscribed.  Ratios are taken within a round, where
+ * the host's background load is most alike.
+ */
+static int suite_preempt(const struct suite *s, struct bench_wl_result *r)
+{
+	static const char *const pol[NPREEMPT] = { "offset", "saverestore", "raw" };
+	double ratio[NPREEMPT][MAX_REPS], idle[MAX_REPS];
+	pid_t pids[64];
+
+	for (int i = 0; i < s->reps; i++) {
+		struct run_out o;
+		uint64_t c0, c;
+
+		suite_progress(s, "preempt", i);
+
+		if (suite_stat(s, "offset", "tsc", "cycles", s->size, &c0, &o))
+			return suite_fail(r->name, "idle offset");
+		idle[i] = c0;
+		spinners_start(pids, s->spinners);
+		for (int k = 0; k < NPREEMPT; k++) {
+			if (suite_stat(s, pol[k], "tsc", "cycles", s->size, &c,
+				       &o)) {
+				spinners_stop(pids, s->spinners);
+				return suite_fail(r->name, pol[k]);
+			}
+			ratio[k][i] = (double)c / c0;
+		}
+		spinners_stop(pids, s->spinners);
+	}
+	for (int k = 0; k < NPREEMPT; k++)
+		r->preempt_ratio[k] = bench_median(ratio[k], s->reps);
+	r->idle_cycles = bench_median(idle, s->reps);
+	r->have_preempt = true;
+	return 0;
+}
+
+static void suite_print(const struct bench_wl_result *r)
+{
+	printf("%-11s", r->name);
+	if (r->have_overhead)
+		printf(" %7.3f %7.3f %7.3f %7.3f %7.3f  g/n %.2f  cyc/tsc %.3f",
+		       r->time_s[0], r->time_s[1], r->time_s[2], r->time_s[3],
+		       r->time_s[4], r->time_s[1] / r->time_s[0],
+		       r->guest_cycles / r->native_tsc);
+	if (r->have_step)
+		printf("  step %llu/%llu start-up %lld work %lld",
+		       (unsigned long long)r->step_guest[STEP_TINY],
+		       (unsigned long long)r->step_oracle[STEP_TINY],
+		       (long long)bench_step_startup_diff(r),
+		       (long long)bench_step_work_diff(r));
+	if (r->have_preempt)
+		printf("  loaded/idle %.2f %.2f %.2f", r->preempt_ratio[0],
+		       r->preempt_ratio[1], r->preempt_ratio[2]);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* A bar chart of each configuration's time relative to native. */
+static void suite_plot(const struct bench_results *res, const char *plot)
+{
+	FILE *f = popen("gnuplot > /dev/null 2>&1", "w");
+
+	if (!f)
+		return;
+	fprintf(f, "set terminal png size 900,420\n"
+		"set output '%s'\nset style data histogram\n"
+		"set style histogram clustered\n"
+		"set style fill solid 0.8\nset key top left\n"
+		"set ylabel 'wall time / native'\n"
+		"set title 'perfvisor: guest and counting overhead "
+		"(size %s, median of %d)'\n"
+		"plot '-' using 2:xtic(1) title 'guest', "
+		"'' using 3 title 'offset', "
+		"'' using 4 title 'saverestore', "
+		"'' using 5 title 'raw'\n", plot, res->size, res->reps);
+	for (int k = 1; k < NCFG; k++) {
+		for (size_t w = 0; w < res->n; w++) {
+			const double *t = res->wl[w].time_s;
+
+			fprintf(f, "%s", res->wl[w].name);
+			for (int j = 1; j < NCFG; j++)
+				fprintf(f, " %.3f", t[j] / t[0]);
+			fprintf(f, "\n");
+		}
+		fprintf(f, "e\n");
+	}
+	if (pclose(f))
+		fprintf(stderr, "vmm: bench suite: gnuplot failed; no plot\n");
+}
+
+/* "overhead,step" -> PART_OVERHEAD | PART_STEP; -1 on an unknown part. */
+static int parts_parse(const char *list)
+{
+	static const char *const names[] = { "overhead", "step", "preempt" };
+	char buf[256], *save, *tok;
+	int parts = 0;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < 3 && strcmp(tok, names[i]); i++)
+			;
+		if (i == 3)
+			return -1;
+		parts |= 1 << i;
+	}
+	return parts ? parts : -1;
+}
+
+/* Is wl in the comma-separated list (NULL: every workload)? */
+static bool wl_selected(const char *list, const char *wl)
+{
+	size_t len = strlen(wl);
+
+	for (const char *p = list; p; p = strchr(p, ',')) {
+		p += *p == ',';
+		if (!strncmp(p, wl, len) && (p[len] == ',' || !p[len]))
+			return true;
+	}
+	return !list;
+}
+
+static int suite_paths(struct suite *s, const char *oracle)
+{
+	ssize_t n = readlink("/proc/self/exe", s->self, sizeof(s->self) - 1);
+	char dir[4096];
+
+	if (n <= 0)
+		return -1;
+	s->self[n] = 0;
+	snprintf(dir, sizeof(dir), "%s", s->self);
+	*strrchr(dir, '/') = 0;
+	/* Next to vmm in the build tree. */
+	if (oracle)
+		snprintf(s->oracle, sizeof(s->oracle), "%s", oracle);
+	else
+		snprintf(s->oracle, sizeof(s->oracle), "%s/../tests/tools/stepcount",
+			 dir);
+	if ((s->parts & PART_STEP) && access(s->oracle, X_OK)) {
+		fprintf(stderr, "vmm: bench suite: %s: %s (--oracle)\n",
+			s->oracle, strerror(errno));
+		return -1;
+	}
+	snprintf(s->tmpdir, sizeof(s->tmpdir), "/tmp/vmm-bench-XXXXXX");
+	if (!mkdtemp(s->tmpdir))
+		return -1;
+	snprintf(s->countfile, sizeof(s->countfile), "%s/counts", s->tmpdir);
+	/* The workloads are found relative to vmm too. */
+	snprintf(s->wldir, sizeof(s->wldir), "%s/../workloads", dir);
+	return 0;
+}
+
+static int suite_workload(struct suite *s, size_t w,
+			  struct bench_wl_result *r)
+{
+	s->w = w;
+	snprintf(s->prog, sizeof(s->prog), "%s/wl-%s.musl", s->wldir, wl_names[w]);
+	snprintf(s->base, sizeof(s->base), "wl-%s.musl", wl_names[w]);
+	r->name = wl_names[w];
+	if ((s->parts & PART_OVERHEAD) && suite_overhead(s, r))
+		return -1;
+	suite_progress(s, "step", 0);
+	if ((s->parts & PART_STEP) && suite_step(s, r))
+		return -1;
+	if ((s->parts & PART_PREEMPT) && suite_preempt(s, r))
+		return -1;
+	suite_progress_end();
+	suite_print(r);
+	return 0;
+}
+
+static void suite_write(const struct bench_results *res, const char *json,
+			const char *csv, const char *md, const char *plot)
+{
+	FILE *f;
+
+	if (json && (f = fopen(json, "w"))) {
+		bench_write_json(f, res);
+		fclose(f);
+	}
+	if (csv && (f = fopen(csv, "w"))) {
+		bench_write_csv(f, res);
+		fclose(f);
+	}
+	if (plot && res->wl[0].have_overhead)
+		suite_plot(res, plot);
+	if (md && (f = fopen(md, "w"))) {
+		bench_write_markdown(f, res, plot ? (strrchr(plot, '/') ?
+				     strrchr(plot, '/') + 1 : plot) : NULL);
+		fclose(f);
+	}
+}
+
+static void suite_usage(FILE *f)
+{
+	fputs("usage: vmm bench suite [--size micro|tiny|test|train|ref] "
+	      "[--reps N]\n"
+	      "         [--parts overhead,step,preempt] [--workloads NAME,...] "
+	      "[--oracle STEPCOUNT]\n"
+	      "         [--json F] [--csv F] [--markdown F] [--plot F.png]\n", f);
 }
 
 int bench_suite(int argc, char **argv)
@@ -72,6 +461,9 @@ int bench_suite(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "reps", required_argument, NULL, 'n' },
+		{ "parts", required_argument, NULL, 'P' },
+		{ "workloads", required_argument, NULL, 'w' },
+		{ "oracle", required_argument, NULL, 'O' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "markdown", required_argument, NULL, 'm' },
@@ -79,164 +471,66 @@ int bench_suite(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *size = "test", *json = NULL, *csv = NULL, *md = NULL;
-	const char *plot = NULL;
-	char self[4096], dir[4200], host[4400], guest[4400];
-	double med[NWL][NCFG];
-	int reps = 3, c;
-	ssize_t n;
-	FILE *f;
+	const char *json = NULL, *csv = NULL, *md = NULL, *plot = NULL;
+	const char *only = NULL, *oracle = NULL;
+	struct suite s = { .size = "test", .reps = 3, .parts = PART_ALL };
+	struct bench_wl_result wl[NWL] = { 0 };
+	struct bench_results res = { .wl = wl };
+	int c, ret = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:n:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': size = optarg; break;
-		case 'n': reps = atoi(optarg); break;
+		case 's': s.size = optarg; break;
+		case 'n': s.reps = atoi(optarg); break;
+		case 'P': s.parts = parts_parse(optarg); break;
+		case 'w': only = optarg; break;
+		case 'O': oracle = optarg; break;
 		case 'j': json = optarg; break;
 		case 'c': csv = optarg; break;
 		case 'm': md = optarg; break;
 		case 'p': plot = optarg; break;
 		case 'h':
-			puts("usage: vmm bench suite [--size tiny|test|train|ref] "
-			     "[--reps N] [--json F] [--csv F] [--markdown F] "
-			     "[--plot F.png]");
+			suite_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "vmm: bench suite: bad option\n");
+			suite_usage(stderr);
 			return VMM_EXIT_ERROR;
 		}
 	}
-	if (reps < 1 || reps > 100) {
-		fprintf(stderr, "vmm: bench suite: --reps takes 1 to 100\n");
+	if (s.reps < 1 || s.reps > MAX_REPS) {
+		fprintf(stderr, "vmm: bench suite: --reps takes 1 to %d\n", MAX_REPS);
 		return VMM_EXIT_ERROR;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	if (s.parts < 0) {
+		fprintf(stderr, "vmm: bench suite: --parts takes a list of "
+			"overhead, step, preempt\n");
 		return VMM_EXIT_ERROR;
-	self[n] = 0;
-	snprintf(dir, sizeof(dir), "%s", self);
-	*strrchr(dir, '/') = 0;
-	printf("%-11s %9s %9s %9s %9s %9s   (median wall s of %d, size %s)\n",
-	       "workload", "native", "guest", "offset", "saverest.", "raw",
-	       reps, size);
-	for (size_t w = 0; w < NWL; w++) {
-		double t[NCFG][100];
-
-		snprintf(host, sizeof(host), "%s/../workloads/wl-%s.musl", dir,
-			 wl_names[w]);
-		snprintf(guest, sizeof(guest), "%s", host);
-		for (int r = 0; r < reps; r++) {
-			/* Progress on a terminal only: logs stay clean. */
-			if (isatty(2))
-				fprintf(stderr, "\r[%zu/%zu] %-10s run %d/%d ",
-					w + 1, NWL, wl_names[w], r + 1, reps);
-			for (int k = 0; k < NCFG; k++) {
-				char *nat[] = { host, (char *)size, NULL };
-				char *run[] = { self, "run", guest, (char *)size,
-						NULL };
-				char *st[] = { self, "stat", "-o", "/dev/null",
-					       "-e", "cycles", "--policy",
-					       (char *)cfg_names[k], guest,
-					       (char *)size, NULL };
-
-				/* The same static musl binary everywhere. */
-				t[k][r] = run_timed(k == CFG_NATIVE ? nat :
-						    k == CFG_GUEST ? run : st);
-				if (t[k][r] < 0) {
-					fprintf(stderr, "vmm: bench suite: %s "
-						"failed (%s)\n", wl_names[w],
-						cfg_names[k]);
-					return VMM_EXIT_ERROR;
-				}
-			}
-		}
-		if (isatty(2))
-			fprintf(stderr, "\r%40s\r", "");
-		printf("%-11s", wl_names[w]);
-		for (int k = 0; k < NCFG; k++) {
-			qsort(t[k], reps, sizeof(double), cmp_d);
-			med[w][k] = t[k][reps / 2];
-			printf(" %9.3f", med[w][k]);
-		}
-		printf("   guest/native %.3f, offset/guest %.3f\n",
-		       med[w][CFG_GUEST] / med[w][CFG_NATIVE],
-		       med[w][CFG_OFFSET] / med[w][CFG_GUEST]);
-		fflush(stdout);
 	}
-	if (json && (f = fopen(json, "w"))) {
-		fprintf(f, "{\"size\": \"%s\", \"reps\": %d, \"workloads\": [", size,
-			reps);
-		for (size_t w = 0; w < NWL; w++) {
-			fprintf(f, "%s{\"name\": \"%s\"", w ? ", " : "",
-				wl_names[w]);
-			for (int k = 0; k < NCFG; k++)
-				fprintf(f, ", \"%s_s\": %.4f", cfg_names[k],
-					med[w][k]);
-			fprintf(f, "}");
-		}
-		fprintf(f, "]}\n");
-		fclose(f);
+	/* One more CPU-bound process than the host has CPUs. */
+	s.spinners = sysconf(_SC_NPROCESSORS_ONLN) + 1;
+	if (s.spinners < 2 || s.spinners > 64)
+		s.spinners = 3;
+	if (suite_paths(&s, oracle))
+		return VMM_EXIT_ERROR;
+	res.size = s.size;
+	res.reps = s.reps;
+	res.spinners = s.spinners;
+	printf("size %s, median of %d; wall s native guest offset saverest. "
+	       "raw; step guest/oracle at tiny; preempt loaded/idle offset "
+	       "saverest. raw\n", s.size, s.reps);
+	for (size_t w = 0; w < NWL && !ret; w++) {
+		if (!wl_selected(only, wl_names[w]))
+			continue;
+		ret = suite_workload(&s, w, &wl[res.n++]);
 	}
-	if (csv && (f = fopen(csv, "w"))) {
-		fprintf(f, "workload,native_s,guest_s,offset_s,saverestore_s,raw_s\n");
-		for (size_t w = 0; w < NWL; w++)
-			fprintf(f, "%s,%.4f,%.4f,%.4f,%.4f,%.4f\n", wl_names[w],
-				med[w][0], med[w][1], med[w][2], med[w][3],
-				med[w][4]);
-		fclose(f);
+	if (!ret && !res.n) {
+		fprintf(stderr, "vmm: bench suite: --workloads selects none\n");
+		ret = -1;
 	}
-	/* A bar chart of each configuration's time relative to native. */
-	if (plot) {
-		char cmd[5000];
-
-		snprintf(cmd, sizeof(cmd), "gnuplot > /dev/null 2>&1");
-		f = popen(cmd, "w");
-		if (f) {
-			fprintf(f, "set terminal png size 900,420\n"
-				"set output '%s'\nset style data histogram\n"
-				"set style histogram clustered\n"
-				"set style fill solid 0.8\nset key top left\n"
-				"set ylabel 'wall time / native'\n"
-				"set title 'perfvisor: guest and counting overhead "
-				"(size %s, median of %d)'\n"
-				"plot '-' using 2:xtic(1) title 'guest', "
-				"'' using 3 title 'offset', "
-				"'' using 4 title 'saverestore', "
-				"'' using 5 title 'raw'\n", plot, size, reps);
-			for (int k = 1; k < NCFG; k++) {
-				for (size_t w = 0; w < NWL; w++) {
-					fprintf(f, "%s", wl_names[w]);
-					for (int j = 1; j < NCFG; j++)
-						fprintf(f, " %.3f",
-							med[w][j] / med[w][0]);
-					fprintf(f, "\n");
-				}
-				fprintf(f, "e\n");
-			}
-			if (pclose(f))
-				fprintf(stderr, "vmm: bench suite: gnuplot "
-					"failed; no plot\n");
-		}
-	}
-	if (md && (f = fopen(md, "w"))) {
-		fprintf(f, "# perfvisor results\n\nGenerated by `vmm bench suite "
-			"--size %s --reps %d --markdown docs/results.md`: median "
-			"wall seconds of each workload (the same static musl "
-			"binary) natively, in the guest, and in the guest under "
-			"`vmm stat -e cycles` with each policy.  Ratios are "
-			"within this one run.\n\n", size, reps);
-		fprintf(f, "| workload | native s | guest s | guest/native | "
-			"offset/guest | saverestore/guest | raw/guest |\n"
-			"|---|---|---|---|---|---|---|\n");
-		for (size_t w = 0; w < NWL; w++)
-			fprintf(f, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | "
-				"%.3f |\n", wl_names[w], med[w][0], med[w][1],
-				med[w][1] / med[w][0], med[w][2] / med[w][1],
-				med[w][3] / med[w][1], med[w][4] / med[w][1]);
-		if (plot)
-			fprintf(f, "\n![time relative to native](%s)\n",
-				strrchr(plot, '/') ? strrchr(plot, '/') + 1 : plot);
-		fclose(f);
-	}
-	return 0;
+	if (!ret)
+		suite_write(&res, json, csv, md, plot);
+	unlink(s.countfile);
+	rmdir(s.tmpdir);
+	return ret ? VMM_EXIT_ERROR : 0;
 }

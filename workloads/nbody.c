@@ -114,11 +114,11 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const int bodies[WL_NSIZES] = { 40, 1000, 2000, 4000 };
-	static const int steps[WL_NSIZES] = { 2, 20, 50, 120 };
-	/* tiny, test, train, ref */
+	static const int bodies[WL_NSIZES] = { 8, 16, 1000, 2000, 4000 };
+	static const int steps[WL_NSIZES] = { 1, 2, 20, 50, 120 };
+	/* micro, tiny, test, train, ref */
 	static const uint32_t expect[WL_NSIZES] = {
-		0x2be3c763, 0xf9f49feb, 0xce0c0353, 0x41be9f96,
+		0x5c15793f, 0xc94edd60, 0xf9f49feb, 0xce0c0353, 0x41be9f96,
 	};
 	int size = wl_parse_size(argc, argv, "nbody");
 	struct worker w[MAX_THREADS];

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmm bench suite results: counts parsed back from `vmm stat -x,` and
+ * stepcount output, the step differences, and the JSON/CSV/Markdown text.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bench_results.h"
+
+static void test_parse_stat_csv(void **state)
+{
+	const char *text =
+		"vmm: stat: something on the same stream\n"
+		"18155,,instructions:u,1018518811,100.00,,\n"
+		"<not counted>,,branches:u,0,0.00,,\n"
+		"2277847108,,cycles,2277847108,100.00,,\n"
+		"12,,cycles:u-ish,1,100.00,,\n"
+		"99,,steal,1,100.00,,";	/* no final newline */
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(bench_parse_stat_csv(text, "instructions:u", &v), 0);
+	assert_int_equal(v, 18155);
+	assert_int_equal(bench_parse_stat_csv(text, "cycles", &v), 0);
+	assert_int_equal(v, 2277847108ull);
+	assert_int_equal(bench_parse_stat_csv(text, "steal", &v), 0);
+	assert_int_equal(v, 99);
+	/* Not a count, a prefix of another event, or absent. */
+	assert_int_equal(bench_parse_stat_csv(text, "branches:u", &v), -1);
+	assert_int_equal(bench_parse_stat_csv(text, "cycles:u", &v), -1);
+	assert_int_equal(bench_parse_stat_csv(text, "instructions", &v), -1);
+	assert_int_equal(bench_parse_stat_csv("", "cycles", &v), -1);
+}
+
+static void test_parse_stepcount(void **state)
+{
+	const char *text = "instructions:u 41726\nbranches:u 937\n"
+			   "thread-0 instructions:u 5\n";
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(bench_parse_stepcount(text, "instructions:u", &v), 0);
+	assert_int_equal(v, 41726);
+	assert_int_equal(bench_parse_stepcount(text, "branches:u", &v), 0);
+	assert_int_equal(v, 937);
+	assert_int_equal(bench_parse_stepcount("instructions:u 12x\n",
+					       "instructions:u", &v), -1);
+	assert_int_equal(bench_parse_stepcount("instructions:u\n",
+					       "instructions:u", &v), -1);
+	assert_int_equal(bench_parse_stepcount("", "instructions:u", &v), -1);
+}
+
+static struct bench_wl_result step_result(void)
+{
+	struct bench_wl_result r = { .name = "mcf", .have_step = true };
+
+	r.step_guest[STEP_MICRO] = 18155;
+	r.step_guest[STEP_TINY] = 41680;
+	r.step_oracle[STEP_MICRO] = 18209;
+	r.step_oracle[STEP_TINY] = 41726;
+	return r;
+}
+
+static void test_step_diffs(void **state)
+{
+	struct bench_wl_result r = step_result();
+
+	(void)state;
+	assert_int_equal(bench_step_startup_diff(&r), -46);
+	/* 23525 in the guest against 23517 under the oracle. */
+	assert_int_equal(bench_step_work_diff(&r), 8);
+	r.step_guest[STEP_TINY] = 41672;
+	assert_int_equal(bench_step_work_diff(&r), 0);
+}
+
+/* Everything the writer wrote, as one string (free it). */
+static char *written(void (*write)(FILE *, const struct bench_results *,
+				   const char *),
+		     const struct bench_results *res)
+{
+	FILE *f = tmpfile();
+	char *buf;
+	long len;
+
+	assert_non_null(f);
+	write(f, res, "results.png");
+	len = ftell(f);
+	buf = calloc(1, len + 1);
+	assert_non_null(buf);
+	rewind(f);
+	assert_int_equal(fread(buf, 1, len, f), len);
+	fclose(f);
+	return buf;
+}
+
+static void json_write(FILE *f, const struct bench_results *res, const char *p)
+{
+	(void)p;
+	bench_write_json(f, res);
+}
+
+static void csv_write(FILE *f, const struct bench_results *res, const char *p)
+{
+	(void)p;
+	bench_write_csv(f, res);
+}
+
+static struct bench_wl_result wl[2];
+static const struct bench_results res = {
+	.size = "test", .reps = 3, .spinners = 3, .n = 2, .wl = wl,
+};
+
+static int setup_results(void **state)
+{
+	(void)state;
+	wl[0] = step_result();
+	wl[1] = (struct bench_wl_result){
+		.name = "lbm", .have_overhead = true,
+		.time_s = { 0.1, 0.2, 0.21, 0.22, 0.23 },
+		.native_tsc = 2e8, .guest_cycles = 3e8,
+		.have_preempt = true, .idle_cycles = 4e8,
+		.preempt_ratio = { 1.01, 0.99, 2.5 },
+	};
+	return 0;
+}
+
+static void test_json(void **state)
+{
+	char *s = written(json_write, &res);
+
+	(void)state;
+	assert_non_null(strstr(s, "{\"size\": \"test\", \"reps\": 3, "
+			       "\"spinners\": 3, \"workloads\": ["));
+	assert_non_null(strstr(s, "{\"name\": \"mcf\", \"step_guest_micro\": "
+			       "18155, \"step_oracle_micro\": 18209, "
+			       "\"step_guest_tiny\": 41680, \"step_oracle_tiny\": "
+			       "41726, \"step_startup_diff\": -46, "
+			       "\"step_work_diff\": 8}"));
+	/* Parts that did not run leave no keys. */
+	assert_null(strstr(s, "\"mcf\", \"native_s\""));
+	assert_non_null(strstr(s, "\"name\": \"lbm\", \"native_s\": 0.1000, "
+			       "\"guest_s\": 0.2000"));
+	assert_non_null(strstr(s, "\"cycles_per_native_tsc\": 1.5000"));
+	assert_non_null(strstr(s, "\"preempt_raw\": 2.5000}]}\n"));
+	free(s);
+}
+
+static void test_csv(void **state)
+{
+	char *s = written(csv_write, &res), *l2, *l3;
+	int commas[3] = { 0 }, line = 0;
+
+	(void)state;
+	assert_true(!strncmp(s, "workload,native_s,guest_s,offset_s,", 35));
+	/* Every row has the header's number of columns. */
+	for (const char *p = s; *p; p++) {
+		if (*p == ',')
+			commas[line]++;
+		if (*p == '\n')
+			line++;
+	}
+	assert_int_equal(line, 3);
+	assert_int_equal(commas[1], commas[0]);
+	assert_int_equal(commas[2], commas[0]);
+	l2 = strchr(s, '\n') + 1;
+	l3 = strchr(l2, '\n') + 1;
+	assert_true(!strncmp(l2, "mcf,,,,,,,,,18155,18209,41680,41726,-46,8,,,,\n",
+			     strlen("mcf,,,,,,,,,18155,18209,41680,41726,-46,8,,,,\n")));
+	assert_true(!strncmp(l3, "lbm,0.1000,0.2000,", 18));
+	assert_non_null(strstr(l3, ",,,,,,,400000000,1.0100,0.9900,2.5000\n"));
+	free(s);
+}
+
+static void test_markdown(void **state)
+{
+	char *s = written(bench_write_markdown, &res);
+
+	(void)state;
+	assert_non_null(strstr(s, "| lbm | 0.100 | 0.200 | 2.000 | 1.050 | "
+			       "1.100 | 1.150 |\n"));
+	assert_non_null(strstr(s, "![time relative to native](results.png)"));
+	assert_non_null(strstr(s, "| mcf | 41680 | 41726 | -46 | 23525 | "
+			       "23517 | **8** |\n"));
+	assert_non_null(strstr(s, "| lbm | 200000000 | 300000000 | 1.500 |\n"));
+	assert_non_null(strstr(s, "| lbm | 400000000 | 1.010 | 0.990 | 2.500 |\n"));
+	/* A workload appears only in the tables of the parts it ran. */
+	assert_null(strstr(s, "| mcf | 0"));
+	assert_null(strstr(s, "| lbm | 0 |"));
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_stat_csv),
+		cmocka_unit_test(test_parse_stepcount),
+		cmocka_unit_test(test_step_diffs),
+		cmocka_unit_test_setup(test_json, setup_results),
+		cmocka_unit_test_setup(test_csv, setup_results),
+		cmocka_unit_test_setup(test_markdown, setup_results),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

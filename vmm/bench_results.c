@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmm bench suite results: parsing counts back from the tools' output and
+ * writing JSON, CSV and Markdown.  JSON and CSV share one list of fields
+ * per workload (wl_fields), so the two files cannot drift apart.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_results.h"
+
+const char *const bench_cfg_names[NCFG] = {
+	"native", "guest", "offset", "saverestore", "raw",
+};
+
+const char *const bench_step_sizes[NSTEP_SIZES] = { "micro", "tiny" };
+
+static const char *const preempt_names[NPREEMPT] = {
+	"offset", "saverestore", "raw",
+};
+
+/* A count at the start of s, up to the delimiter; -1 if there is none. */
+static int count_parse(const char *s, char delim, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	*out = strtoull(s, &end, 10);
+	return *end == delim || (delim == '\n' && *end == 0) ? 0 : -1;
+}
+
+/* The line after l, or NULL after the last one. */
+static const char *line_next(const char *l)
+{
+	const char *nl = strchr(l, '\n');
+
+	return nl ? nl + 1 : NULL;
+}
+
+int bench_parse_stat_csv(const char *text, const char *event, uint64_t *out)
+{
+	size_t len = strlen(event);
+
+	for (const char *l = text; l && *l; l = line_next(l)) {
+		/* COUNT,UNIT,EVENT,...: the event is after the second comma. */
+		const char *c1 = strchr(l, ','), *c2, *nl = strchr(l, '\n');
+
+		if (!c1 || (nl && c1 > nl) || !(c2 = strchr(c1 + 1, ',')) ||
+		    (nl && c2 > nl))
+			continue;
+		if (!strncmp(c2 + 1, event, len) && c2[1 + len] == ',')
+			return count_parse(l, ',', out);
+	}
+	return -1;
+}
+
+int bench_parse_stepcount(const char *text, const char *event, uint64_t *out)
+{
+	size_t len = strlen(event);
+
+	for (const char *l = text; l && *l; l = line_next(l))
+		if (!strncmp(l, event, len) && l[len] == ' ')
+			return count_parse(l + len + 1, '\n', out);
+	return -1;
+}
+
+int64_t bench_step_startup_diff(const struct bench_wl_result *r)
+{
+	return (int64_t)(r->step_guest[STEP_TINY] - r->step_oracle[STEP_TINY]);
+}
+
+int64_t bench_step_work_diff(const struct bench_wl_result *r)
+{
+	int64_t g = r->step_guest[STEP_TINY] - r->step_guest[STEP_MICRO];
+	int64_t o = r->step_oracle[STEP_TINY] - r->step_oracle[STEP_MICRO];
+
+	return g - o;
+}
+
+/* One named value of a workload; unset when its part did not run. */
+struct field {
+	char name[32];
+	char val[32];
+	bool set;
+};
+
+#define MAX_FIELDS 24
+
+static struct field *field_put(struct field *f, bool set, const char *name,
+			       const char *fmt, ...)
+{
+	va_list ap;
+
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->set = set;
+	f->val[0] = 0;
+	if (set) {
+		va_start(ap, fmt);
+		vsnprintf(f->val, sizeof(f->val), fmt, ap);
+		va_end(ap);
+	}
+	return f + 1;
+}
+
+/* Every measured value of one workload, in CSV column order. */
+static size_t wl_fields(const struct bench_wl_result *r, struct field *f)
+{
+	struct field *p = f;
+	bool o = r->have_overhead, s = r->have_step, q = r->have_preempt;
+	char name[32];
+
+	for (int k = 0; k < NCFG; k++) {
+		snprintf(name, sizeof(name), "%s_s", bench_cfg_names[k]);
+		p = field_put(p, o, name, "%.4f", r->time_s[k]);
+	}
+	p = field_put(p, o, "native_tsc", "%.0f", r->native_tsc);
+	p = field_put(p, o, "guest_cycles", "%.0f", r->guest_cycles);
+	p = field_put(p, o, "cycles_per_native_tsc", "%.4f",
+		      r->guest_cycles / r->native_tsc);
+	for (int z = 0; z < NSTEP_SIZES; z++) {
+		snprintf(name, sizeof(name), "step_guest_%s", bench_step_sizes[z]);
+		p = field_put(p, s, name, "%" PRIu64, r->step_guest[z]);
+		snprintf(name, sizeof(name), "step_oracle_%s", bench_step_sizes[z]);
+		p = field_put(p, s, name, "%" PRIu64, r->step_oracle[z]);
+	}
+	p = field_put(p, s, "step_startup_diff", "%" PRId64,
+		      bench_step_startup_diff(r));
+	p = field_put(p, s, "step_work_diff", "%" PRId64, bench_step_work_diff(r));
+	p = field_put(p, q, "preempt_idle_cycles", "%.0f", r->idle_cycles);
+	for (int k = 0; k < NPREEMPT; k++) {
+		snprintf(name, sizeof(name), "preempt_%s", preempt_names[k]);
+		p = field_put(p, q, name, "%.4f", r->preempt_ratio[k]);
+	}
+	return p - f;
+}
+
+void bench_write_json(FILE *f, const struct bench_results *res)
+{
+	struct field fl[MAX_FIELDS];
+
+	fprintf(f, "{\"size\": \"%s\", \"reps\": %d, \"spinners\": %d, "
+		"\"workloads\": [", res->size, res->reps, res->spinners);
+	for (size_t w = 0; w < res->n; w++) {
+		size_t n = wl_fields(&res->wl[w], fl);
+
+		fprintf(f, "%s{\"name\": \"%s\"", w ? ", " : "", res->wl[w].name);
+		for (size_t i = 0; i < n; i++)
+			if (fl[i].set)
+				fprintf(f, ", \"%s\": %s", fl[i].name, fl[i].val);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]}\n");
+}
+
+void bench_write_csv(FILE *f, const struct bench_results *res)
+{
+	struct field fl[MAX_FIELDS];
+	size_t n;
+
+	/* The header comes from the same list, so any workload will do. */
+	static const struct bench_wl_result none;
+
+	n = wl_fields(&none, fl);
+	fprintf(f, "workload");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, ",%s", fl[i].name);
+	fprintf(f, "\n");
+	for (size_t w = 0; w < res->n; w++) {
+		n = wl_fields(&res->wl[w], fl);
+		fprintf(f, "%s", res->wl[w].name);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, ",%s", fl[i].val);
+		fprintf(f, "\n");
+	}
+}
+
+enum part { PART_OVERHEAD, PART_STEP, PART_PREEMPT };
+
+static bool wl_has(const struct bench_wl_result *r, enum part p)
+{
+	return p == PART_OVERHEAD ? r->have_overhead :
+	       p == PART_STEP ? r->have_step : r->have_preempt;
+}
+
+/* A table is written only when some workload has its numbers. */
+static bool any_part(const struct bench_results *res, enum part p)
+{
+	for (size_t w = 0; w < res->n; w++)
+		if (wl_has(&res->wl[w], p))
+			return true;
+	return false;
+}
+
+static void md_overhead(FILE *f, const struct bench_results *res)
+{
+	fprintf(f, "\n## Overhead\n\nMedian wall seconds of each workload (the "
+		"same static musl binary, size `%s`) natively, in the guest, "
+		"and in the guest under `vmm stat -e cycles` with each policy.  "
+		"Ratios are within this one run.\n\n", res->size);
+	fprintf(f, "| workload | native s | guest s | guest/native | "
+		"offset/guest | saverestore/guest | raw/guest |\n"
+		"|---|---|---|---|---|---|---|\n");
+	for (size_t w = 0; w < res->n; w++) {
+		const double *t = res->wl[w].time_s;
+
+		if (res->wl[w].have_overhead)
+			fprintf(f, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | "
+				"%.3f |\n", res->wl[w].name, t[0], t[1],
+				t[1] / t[0], t[2] / t[1], t[3] / t[1], t[4] / t[1]);
+	}
+}
+
+static void md_step(FILE *f, const struct bench_results *res)
+{
+	fprintf(f, "\n## Accuracy: step source against the ptrace oracle\n\n"
+		"`vmm stat --source step -e instructions:u` against "
+		"`tests/tools/stepcount` (host ptrace single-stepping, host "
+		"ASLR off) on the same binary with the same argv and an empty "
+		"environment, at sizes `micro` and `tiny`.  The guest kernel's "
+		"auxv and memory layout are not Linux's, so musl's start-up "
+		"differs by a constant (*start-up*: guest - oracle at `tiny`); "
+		"*work* = (guest tiny - guest micro) - (oracle tiny - oracle "
+		"micro) cancels it and should be exactly 0.  Where it is not, "
+		"the program itself took a different path (see "
+		"`docs/specification.md`).\n\n");
+	fprintf(f, "| workload | guest tiny | oracle tiny | start-up | "
+		"guest tiny-micro | oracle tiny-micro | work |\n"
+		"|---|---|---|---|---|---|---|\n");
+	for (size_t w = 0; w < res->n; w++) {
+		const struct bench_wl_result *r = &res->wl[w];
+
+		if (r->have_step)
+			fprintf(f, "| %s | %" PRIu64 " | %" PRIu64 " | %" PRId64
+				" | %" PRIu64 " | %" PRIu64 " | **%" PRId64 "** |\n",
+				r->name, r->step_guest[STEP_TINY],
+				r->step_oracle[STEP_TINY],
+				bench_step_startup_diff(r),
+				r->step_guest[STEP_TINY] - r->step_guest[STEP_MICRO],
+				r->step_oracle[STEP_TINY] - r->step_oracle[STEP_MICRO],
+				bench_step_work_diff(r));
+	}
+}
+
+static void md_tsc(FILE *f, const struct bench_results *res)
+{
+	fprintf(f, "\n## Accuracy: tsc cycles against the native TSC\n\n"
+		"Median `cycles` of the program in the guest (tsc source, "
+		"offset policy: the runs of the overhead table) against the "
+		"median TSC ticks from fork to wait of the native process.  "
+		"The guest count leaves out boot and VMM time but includes the "
+		"emulated guest kernel; nbody's threads are summed on one "
+		"vCPU while natively they share two cores.\n\n");
+	fprintf(f, "| workload | native TSC | guest cycles | guest/native |\n"
+		"|---|---|---|---|\n");
+	for (size_t w = 0; w < res->n; w++) {
+		const struct bench_wl_result *r = &res->wl[w];
+
+		if (r->have_overhead)
+			fprintf(f, "| %s | %.0f | %.0f | %.3f |\n", r->name,
+				r->native_tsc, r->guest_cycles,
+				r->guest_cycles / r->native_tsc);
+	}
+}
+
+static void md_preempt(FILE *f, const struct bench_results *res)
+{
+	fprintf(f, "\n## Accuracy under host preemption\n\n"
+		"Each round counts `cycles` (tsc source) once with the offset "
+		"policy on the idle host, then with each policy while %d "
+		"spinner processes oversubscribe the host's CPUs.  The table "
+		"gives the median over rounds of each loaded count divided by "
+		"that round's idle offset count.  offset and saverestore "
+		"exclude the preempted time (KVM steal time) and should stay "
+		"near 1; raw counts it.\n\n", res->spinners);
+	fprintf(f, "| workload | idle offset cycles | offset loaded/idle | "
+		"saverestore loaded/idle | raw loaded/idle |\n"
+		"|---|---|---|---|---|\n");
+	for (size_t w = 0; w < res->n; w++) {
+		const struct bench_wl_result *r = &res->wl[w];
+
+		if (r->have_preempt)
+			fprintf(f, "| %s | %.0f | %.3f | %.3f | %.3f |\n", r->name,
+				r->idle_cycles, r->preempt_ratio[0],
+				r->preempt_ratio[1], r->preempt_ratio[2]);
+	}
+}
+
+void bench_write_markdown(FILE *f, const struct bench_results *res,
+			  const char *plot)
+{
+	fprintf(f, "# perfvisor results\n\nGenerated by `vmm bench suite "
+		"--size %s --reps %d` (`vmm bench report` runs it with every "
+		"part and writes docs/results.{md,json,csv,png}).  These "
+		"machines are shared and noisy: compare numbers within one "
+		"run.\n", res->size, res->reps);
+	if (any_part(res, PART_OVERHEAD)) {
+		md_overhead(f, res);
+		if (plot)
+			fprintf(f, "\n![time relative to native](%s)\n", plot);
+	}
+	if (any_part(res, PART_STEP))
+		md_step(f, res);
+	if (any_part(res, PART_OVERHEAD))
+		md_tsc(f, res);
+	if (any_part(res, PART_PREEMPT))
+		md_preempt(f, res);
+}

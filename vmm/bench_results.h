@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmm bench suite results: what one suite run measured per workload, how
+ * counts are read back from `vmm stat -x,` and stepcount output, and the
+ * JSON, CSV and Markdown writers.  No process handling here, so the unit
+ * tests can feed it text and compare what it writes.
+ */
+#ifndef VMM_BENCH_RESULTS_H
+#define VMM_BENCH_RESULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Wall-time configurations of the overhead part, in table order. */
+enum { CFG_NATIVE, CFG_GUEST, CFG_OFFSET, CFG_SAVERESTORE, CFG_RAW, NCFG };
+extern const char *const bench_cfg_names[NCFG];
+
+/* The two sizes the step comparison takes the difference of. */
+enum { STEP_MICRO, STEP_TINY, NSTEP_SIZES };
+extern const char *const bench_step_sizes[NSTEP_SIZES];
+
+/* Policies counted under host preemption: offset, saverestore, raw. */
+#define NPREEMPT 3
+
+struct bench_wl_result {
+	const char *name;
+	bool have_overhead;	/* the overhead part ran */
+	double time_s[NCFG];	/* median wall seconds */
+	double native_tsc;	/* median TSC ticks of the native process */
+	double guest_cycles;	/* median `cycles`, tsc source, offset policy */
+	bool have_step;		/* the step-vs-oracle part ran */
+	uint64_t step_guest[NSTEP_SIZES], step_oracle[NSTEP_SIZES];
+	bool have_preempt;	/* the host-preemption part ran */
+	double idle_cycles;	/* median idle offset count of those rounds */
+	double preempt_ratio[NPREEMPT];	/* median loaded / idle offset, per round */
+};
+
+struct bench_results {
+	const char *size;
+	int reps;
+	int spinners;		/* host spinner processes of the preemption part */
+	size_t n;
+	struct bench_wl_result *wl;
+};
+
+/*
+ * Counts back from text.  Each returns 0 and sets *out, or -1 when the
+ * event is absent or not a plain count (e.g. "<not counted>").
+ *   bench_parse_stat_csv:  `vmm stat -x,` lines "COUNT,UNIT,EVENT,..."
+ *   bench_parse_stepcount: stepcount lines "EVENT COUNT"
+ */
+int bench_parse_stat_csv(const char *text, const char *event, uint64_t *out);
+int bench_parse_stepcount(const char *text, const char *event, uint64_t *out);
+
+/* Step source minus oracle, at the tiny size alone (start-up included). */
+int64_t bench_step_startup_diff(const struct bench_wl_result *r);
+/*
+ * (guest tiny - guest micro) - (oracle tiny - oracle micro): what the two
+ * counts disagree on beyond start-up, which cancels.  Exactly 0 expected.
+ */
+int64_t bench_step_work_diff(const struct bench_wl_result *r);
+
+void bench_write_json(FILE *f, const struct bench_results *res);
+void bench_write_csv(FILE *f, const struct bench_results *res);
+/* plot: the chart's file name to link, or NULL. */
+void bench_write_markdown(FILE *f, const struct bench_results *res,
+			  const char *plot);
+
+#endif
