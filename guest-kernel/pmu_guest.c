@@ -213,6 +213,32 @@ static bool switch_needs_vmm(const struct pv_vpmu_vcpu_page *vp,
 	}
 }
 
+/* KVM's steal-time record of this vCPU (struct kvm_steal_time). */
+struct steal_record {
+	u64 steal;
+	u32 version;		/* odd while KVM writes */
+	u32 flags;
+};
+
+static bool steal_unaccounted(const struct pv_vpmu_vcpu_page *vp,
+			      const struct cpu *c)
+{
+	const volatile struct steal_record *r =
+		P2V(PV_STEAL_PHYS + 64 * c->id);
+	u32 v;
+	u64 ns;
+
+	if (!(boot_params->flags & PV_BOOT_STEAL))
+		return false;
+	do {
+		v = r->version;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		ns = r->steal;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((v & 1) || v != r->version);
+	return ns > vp->steal_ns;
+}
+
 /* The paper's a-mode at a switch with no exit. */
 static void switch_offset(const struct pv_vpmu_vcpu_page *vp,
 			  struct task *out, struct task *in)
@@ -257,6 +283,11 @@ void pmu_switch(struct task *prev, struct task *next, struct cpu *c)
 			in->tpage->smp_id = c->id;
 		return;
 	}
+	/* Steal the VMM has not dropped yet belongs to the outgoing thread's
+	 * time only if it is dropped before the fold: one exit, and only
+	 * after the host preempted this vCPU. */
+	if (steal_unaccounted(vp, c))
+		hcall(PV_HC_PMU_POLL, 0, 0, 0);
 	if (out)
 		tpage_write_begin(out->tpage);
 	if (in) {

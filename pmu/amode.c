@@ -155,6 +155,7 @@ void pmu_vcpu_publish(struct pmu_vcpu *v)
 	p->global_ctrl = v->global_ctrl;
 	p->global_status = v->global_status;
 	p->config_id = v->config_id;
+	p->steal_ns = v->steal_ns;
 	for (unsigned int i = 0; i < PMU_NR; i++) {
 		const struct pmu_counter *c = &v->ctr[i];
 		struct pv_vpmu_counter *pc = &p->ctr[i];

@@ -41,6 +41,7 @@ struct pmu_vcpu {
 	bool lvtpc_masked;	/* a PMI was delivered, LVTPC not unmasked */
 	uint64_t virt[PMU_VIRT_SLOTS];
 	uint64_t exit_ns;
+	uint64_t steal_ns;	/* KVM steal time accounted so far */
 	uint64_t resumes;
 	struct pv_vpmu_vcpu_page *page;
 	struct pmu_vcpu_stats stats;

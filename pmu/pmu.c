@@ -177,6 +177,7 @@ void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns)
 	unsigned __int128 cycles = (unsigned __int128)ns * v->pmu->tsc_khz;
 
 	v->virt[PV_EVENT_STEAL >> 8] += ns;
+	v->steal_ns += ns;
 	pmu_vcpu_drop_steal(v, (uint64_t)(cycles / 1000000u));
 }
 

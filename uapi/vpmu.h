@@ -311,7 +311,14 @@ struct pv_vpmu_vcpu_page {
 	 */
 	uint64_t config_id;
 	struct pv_vpmu_counter ctr[PV_VPMU_CTR_SLOTS];
-	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 64 - 32 * PV_VPMU_CTR_SLOTS];
+	/*
+	 * VMM: the KVM steal time (ns) it has dropped from time counters so
+	 * far.  When KVM's record shows more, the host preempted the vCPU
+	 * since the last exit: the kernel exits (PV_HC_PMU_POLL) before an
+	 * a-mode switch, or the outgoing thread would keep the steal.
+	 */
+	uint64_t steal_ns;
+	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 72 - 32 * PV_VPMU_CTR_SLOTS];
 	struct pv_vpmu_step step;
 	uint8_t reserved2[4096 - PV_VPMU_STEP_OFFSET - 72];
 };
