@@ -188,6 +188,8 @@ int cmd_bench(int argc, char **argv)
 		return bench_read_cost(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "suite"))
 		return bench_suite(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "overhead"))
+		return bench_overhead(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "report")) {
 		/* Regenerate docs/results.{md,json,csv,png} (run from the
 		 * source tree). */
@@ -201,6 +203,8 @@ int cmd_bench(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--list")) {
 		puts("boot       boot-to-exit time and VMM memory overhead\n"
 		     "read-cost  counter read costs inside the guest\n"
+		     "overhead   what counting with tsc/offset costs a CPU-bound\n"
+		     "           program: paired runs, wall ratio and VM exits\n"
 		     "suite      workloads: overhead per policy, step source against\n"
 		     "           the ptrace oracle, cycles against native TSC and\n"
 		     "           under host preemption\n"
@@ -209,6 +213,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	fprintf(stderr, "usage: vmm bench boot [-n N] [--json] PROGRAM\n"
 		"       vmm bench read-cost [--json] [VPMU_TEST_PROGRAM]\n"
+		"       vmm bench overhead [-n PAIRS] [--json] [PROGRAM ARGS...]\n"
 		"       vmm bench suite [--size S] [--reps N] [--parts P,...]"
 		" [--workloads W,...]\n"
 		"                       [--json F] [--csv F] [--markdown F]"
