@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * A hostile guest kernel for `vmm run --kernel evil-kernel PROGRAM`.  It
+ * A hostile guest kernel for `vmm run --kernel evil-kernel PROGRAM` (entry:
+ * tests/test-kernel-start.S).  It
  * ignores PROGRAM and spends a few thousand operations attacking the VMM
  * from CPL0, where nothing stops it: random MSR reads and writes (the PMU
  * ranges with garbage values most of all), random port I/O including
@@ -40,9 +41,6 @@ struct frame {
 
 volatile uint64_t fixup_rip;
 static volatile uint64_t nfaults;
-struct boot_stack { uint8_t b[16384]; };
-/* Used by _start only: global and "used", or the compiler drops it. */
-struct boot_stack stack __attribute__((aligned(16), used));
 
 static uint64_t last_args[4];
 
@@ -550,16 +548,3 @@ void kmain(const struct pv_boot_params *bp)
 	log_str(msg);
 	hc_exit(wrong_ok ? 43 : wrong_errno ? 44 : 42);
 }
-
-__asm__(".section .text.boot, \"ax\"\n"
-	".globl _start\n"
-	"_start:\n"
-	/* rsi = cpu id: the attack runs on cpu 0, the others halt. */
-	"	test %rsi, %rsi\n"
-	"	jnz 1f\n"
-	"	lea stack+16384(%rip), %rsp\n"
-	"	call kmain\n"
-	"1:	cli\n"
-	"	hlt\n"
-	"	jmp 1b\n"
-	".text\n");

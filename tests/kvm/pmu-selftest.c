@@ -34,10 +34,6 @@
 #define BLOCK_INSNS	(2 * LOOPS + 12)
 #define BLOCK_BRANCHES	(LOOPS + 3)
 
-struct boot_stack { uint8_t b[16384]; };
-/* Used by _start only: global and "used", or the compiler drops it. */
-struct boot_stack stack __attribute__((aligned(16), used));
-
 /* rep movsb's buffers, used from asm only. */
 uint8_t copy_src[16] __attribute__((used)), copy_dst[16] __attribute__((used));
 static int failures;
@@ -153,6 +149,8 @@ static void run_block(uint64_t enable)
 		: "rsi", "rdi", "memory", "cc");
 }
 
+/* Called by tests/test-kernel-start.S on cpu 0. */
+void kmain(void);
 void kmain(void)
 {
 	uint32_t a, b, c, d;
@@ -197,16 +195,3 @@ void kmain(void)
 	for (;;)
 		hcall(PV_HC_EXIT, failures ? 1 : 0, 0);
 }
-
-__asm__(".section .text.boot, \"ax\"\n"
-	".globl _start\n"
-	"_start:\n"
-	/* rsi = cpu id: the test runs on cpu 0, the others halt. */
-	"	test %rsi, %rsi\n"
-	"	jnz 1f\n"
-	"	lea stack+16384(%rip), %rsp\n"
-	"	call kmain\n"
-	"1:	cli\n"
-	"	hlt\n"
-	"	jmp 1b\n"
-	".text\n");
