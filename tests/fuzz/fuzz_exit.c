@@ -228,9 +228,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		res = vcpu_handle_exit(&v);
 		if (res == EXIT_STOP) {
 			/* Only these may stop the VM. */
+			/* The geometry check must not wrap either. */
 			if (run->exit_reason == KVM_EXIT_IO &&
-			    run->io.data_offset + (uint64_t)run->io.size *
-			    run->io.count <= RUN_SIZE &&
+			    run->io.data_offset <= RUN_SIZE &&
+			    (uint64_t)run->io.size * run->io.count <=
+			    RUN_SIZE - run->io.data_offset &&
 			    run->io.port == PV_HC_PORT &&
 			    run->io.direction == KVM_EXIT_IO_OUT &&
 			    r->rax != PV_HC_EXIT && r->rax != PV_HC_PANIC)
