@@ -230,13 +230,17 @@ static bool steal_unaccounted(const struct pv_vpmu_vcpu_page *vp,
 
 	if (!(boot_params->flags & PV_BOOT_STEAL))
 		return false;
-	do {
-		v = r->version;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		ns = r->steal;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while ((v & 1) || v != r->version);
-	return ns > vp->steal_ns;
+	v = r->version;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	ns = r->steal;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/*
+	 * No retry loop: KVM rewrites the record at every vCPU entry, and
+	 * when the VMM steps kernel code that is every instruction, so a
+	 * loop would never see the version hold.  A torn read only costs
+	 * one needless exit.
+	 */
+	return (v & 1) || v != r->version || ns > vp->steal_ns;
 }
 
 /* The paper's a-mode at a switch with no exit. */
