@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
 #include "hypercall.h"
 #include "layout.h"
 #include "pmu.h"
@@ -30,20 +31,6 @@
 
 #define RUN_SIZE	(3 * 4096)
 #define MEM_SIZE	(1u << 20)
-
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint64_t take(struct input *in, unsigned int bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = 0; i < bytes && in->left; i++, in->left--)
-		v |= (uint64_t)*in->p++ << (8 * i);
-	return v;
-}
 
 /* Guest addresses at the edges that matter, or anything. */
 static uint64_t pick_addr(struct input *in)

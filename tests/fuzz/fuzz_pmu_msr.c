@@ -13,26 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "pmu.h"
 #include "policy.h"
 #include "source.h"
 
 #define NR_VCPUS	2
 #define NR_THREADS	3
-
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint64_t take(struct input *in, unsigned int bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = 0; i < bytes && in->left; i++, in->left--)
-		v |= (uint64_t)*in->p++ << (8 * i);
-	return v;
-}
 
 /* MSRs worth hitting: every PMU MSR and slot, plus neighbours. */
 static uint32_t pick_msr(struct input *in)
