@@ -207,14 +207,21 @@ static void vpmu_vmm_sample(struct vcpu *v)
 static void vpmu_kernel_step_setup(struct vcpu *v)
 {
 	struct kvm_guest_debug dbg = { 0 };
-	bool want = pmu_vcpu_wants_kernel_step(v->pv);
+	bool want = !v->kstep_failed && pmu_vcpu_wants_kernel_step(v->pv);
 
 	if (want != v->kstep) {
 		if (want)
 			dbg.control = KVM_GUESTDBG_ENABLE |
 				      KVM_GUESTDBG_SINGLESTEP;
-		if (ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
+		if (ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0) {
+			/* Said once: :k step counts stay 0 from here on. */
+			if (want && !v->kstep_failed)
+				fprintf(stderr, "vmm: cpu %d: KVM_SET_GUEST_DEBUG: "
+					"%s (kernel-mode step counts stay 0)\n",
+					v->id, strerror(errno));
+			v->kstep_failed = true;
 			want = false;
+		}
 		v->kstep = want;
 	}
 	if (v->kstep) {

@@ -40,6 +40,7 @@ struct vcpu {
 	bool kstep;
 	bool kstep_cpl0;
 	bool kstep_quiet;		/* the last exit was a step pmu/ skipped */
+	bool kstep_failed;		/* KVM refused single-stepping */
 	uint64_t kstep_rip;
 };
 
