@@ -12,20 +12,57 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "bench.h"
 #include "config.h"
 
-static double now_ms(void)
+double bench_now_s(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double now_ms(void)
+{
+	return bench_now_s() * 1e3;
+}
+
+int bench_run(char *const argv[], bool no_aslr, int err_fd,
+	      struct bench_run *out)
+{
+	unsigned long long tsc0;
+	double t0;
+	int st;
+	pid_t pid;
+
+	fflush(stdout);		/* or the child flushes our buffer too */
+	t0 = bench_now_s();
+	tsc0 = __rdtsc();
+	pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout) ||
+		    (err_fd < 0 ? !freopen("/dev/null", "w", stderr) :
+				  dup2(err_fd, 2) < 0))
+			_exit(125);
+		if (no_aslr && personality(ADDR_NO_RANDOMIZE) < 0)
+			_exit(125);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return -1;
+	out->tsc = __rdtsc() - tsc0;
+	out->wall_s = bench_now_s() - t0;
+	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)

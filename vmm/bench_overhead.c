@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -29,14 +27,6 @@ struct overhead_run {
 	double wall_s;
 	double exits;		/* summed over the vCPUs (vmm -v) */
 };
-
-static double overhead_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 /* Sum of "vmm: cpu N: E exits to the VMM" lines in a -v log. */
 static double overhead_exits(FILE *f)
@@ -59,14 +49,13 @@ static int overhead_once(const char *self, bool count, char **prog,
 			 struct overhead_run *out)
 {
 	char *argv[64];
-	int n = 0, st;
+	struct bench_run r;
 	FILE *log = tmpfile();
-	double t0;
-	pid_t pid;
+	int n = 0, err;
 
 	if (!log)
 		return -1;
-	argv[n++] = "vmm";
+	argv[n++] = (char *)self;
 	argv[n++] = count ? "stat" : "run";
 	argv[n++] = "-v";
 	argv[n++] = "--timeout";
@@ -81,25 +70,13 @@ static int overhead_once(const char *self, bool count, char **prog,
 	for (int i = 0; prog[i] && n < 63; i++)
 		argv[n++] = prog[i];
 	argv[n] = NULL;
-	fflush(stdout);
-	t0 = overhead_now();
-	pid = fork();
-	if (pid == 0) {
-		if (!freopen("/dev/null", "w", stdout) ||
-		    dup2(fileno(log), 2) < 0)
-			_exit(125);
-		execv(self, argv);
-		_exit(127);
+	err = bench_run(argv, false, fileno(log), &r);
+	if (!err) {
+		out->wall_s = r.wall_s;
+		out->exits = overhead_exits(log);
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0) {
-		fclose(log);
-		return -1;
-	}
-	out->wall_s = overhead_now() - t0;
-	out->exits = overhead_exits(log);
 	fclose(log);
-	return 0;
+	return err;
 }
 
 int bench_overhead(int argc, char **argv)

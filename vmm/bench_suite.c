@@ -21,12 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <x86intrin.h>
 
 #include "bench.h"
 #include "bench_results.h"
@@ -53,53 +51,6 @@ struct suite {
 	size_t w;		/* the current workload */
 };
 
-/* What one child run gave. */
-struct run_out {
-	double wall_s;
-	unsigned long long tsc;
-};
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-/*
- * Run argv with stdout and stderr to /dev/null; 0 when it exited 0.  The
- * TSC brackets fork to wait: the native baseline of guest cycles.
- * no_aslr: the oracle, whose program's malloc paths depend on addresses.
- */
-static int run_quiet(char *const argv[], bool no_aslr, struct run_out *out)
-{
-	unsigned long long tsc0;
-	double t0;
-	int st;
-	pid_t pid;
-
-	fflush(stdout);		/* or the child flushes our buffer too */
-	t0 = now_s();
-	tsc0 = __rdtsc();
-	pid = fork();
-	if (pid == 0) {
-		if (!freopen("/dev/null", "w", stdout) ||
-		    !freopen("/dev/null", "w", stderr))
-			_exit(125);
-		if (no_aslr && personality(ADDR_NO_RANDOMIZE) < 0)
-			_exit(125);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0)
-		return -1;
-	out->tsc = __rdtsc() - tsc0;
-	out->wall_s = now_s() - t0;
-	return 0;
-}
-
 /* The count file's contents, NUL-terminated, in buf. */
 static int countfile_read(const struct suite *s, char *buf, size_t len)
 {
@@ -120,7 +71,7 @@ static int countfile_read(const struct suite *s, char *buf, size_t len)
  */
 static int suite_stat(const struct suite *s, const char *policy,
 		      const char *source, const char *event, const char *size,
-		      uint64_t *count, struct run_out *out)
+		      uint64_t *count, struct bench_run *out)
 {
 	char *argv[] = { (char *)s->self, "stat", "-x,", "-o",
 			 (char *)s->countfile, "-e", (char *)event, "--policy",
@@ -128,7 +79,7 @@ static int suite_stat(const struct suite *s, const char *policy,
 			 (char *)s->prog, (char *)size, NULL };
 	char text[4096];
 
-	if (run_quiet(argv, false, out) || countfile_read(s, text, sizeof(text)))
+	if (bench_run(argv, false, -1, out) || countfile_read(s, text, sizeof(text)))
 		return -1;
 	return bench_parse_stat_csv(text, event, count);
 }
@@ -141,9 +92,9 @@ static int suite_oracle(const struct suite *s, const char *size,
 			 (char *)s->countfile, "--", (char *)s->prog,
 			 (char *)size, NULL };
 	char text[4096];
-	struct run_out out;
+	struct bench_run out;
 
-	if (run_quiet(argv, true, &out) || countfile_read(s, text, sizeof(text)))
+	if (bench_run(argv, true, -1, &out) || countfile_read(s, text, sizeof(text)))
 		return -1;
 	return bench_parse_stepcount(text, "instructions:u", count);
 }
@@ -179,15 +130,15 @@ static int suite_overhead(const struct suite *s, struct bench_wl_result *r)
 			char *nat[] = { (char *)s->prog, (char *)s->size, NULL };
 			char *run[] = { (char *)s->self, "run", (char *)s->prog,
 					(char *)s->size, NULL };
-			struct run_out o;
+			struct bench_run o;
 			uint64_t c = 0;
 			int e;
 
 			/* The same static musl binary everywhere. */
 			if (k == CFG_NATIVE)
-				e = run_quiet(nat, false, &o);
+				e = bench_run(nat, false, -1, &o);
 			else if (k == CFG_GUEST)
-				e = run_quiet(run, false, &o);
+				e = bench_run(run, false, -1, &o);
 			else
 				e = suite_stat(s, bench_cfg_names[k], "tsc",
 					       "cycles", s->size, &c, &o);
@@ -213,7 +164,7 @@ static int suite_step(const struct suite *s, struct bench_wl_result *r)
 {
 	for (int z = 0; z < NSTEP_SIZES; z++) {
 		const char *size = bench_step_sizes[z];
-		struct run_out o;
+		struct bench_run o;
 
 		if (suite_stat(s, "offset", "step", "instructions:u", size,
 			       &r->step_guest[z], &o))
@@ -263,7 +214,7 @@ static int suite_preempt(const struct suite *s, struct bench_wl_result *r)
 	pid_t pids[64];
 
 	for (int i = 0; i < s->reps; i++) {
-		struct run_out o;
+		struct bench_run o;
 		uint64_t c0, c;
 
 		suite_progress(s, "preempt", i);
