@@ -78,24 +78,6 @@ void pmu_cpu_init(struct cpu *c)
 		wrmsr(MSR_KVM_STEAL_TIME, (PV_STEAL_PHYS + 64 * c->id) | 1);
 }
 
-static u64 phys_now(const struct pv_vpmu_counter *ctr,
-		    const struct pv_vpmu_vcpu_page *vp)
-{
-	u64 sum = 0;
-
-	switch (ctr->read) {
-	case PV_VPMU_READ_TSC:
-		return rdtsc();
-	case PV_VPMU_READ_STEP:
-		for (int s = 0; s < PV_STEP_SLOTS; s++)
-			if (ctr->step_mask & (1u << s))
-				sum += vp->step.count[s];
-		return sum;
-	default:
-		return ctr->start;
-	}
-}
-
 /* Phys*(now) of counter i on this vCPU: Sum_vcpu + Phys - Start_vcpu. */
 static u64 phys_star(const struct pv_vpmu_vcpu_page *vp, int i)
 {
@@ -107,8 +89,8 @@ static u64 phys_star(const struct pv_vpmu_vcpu_page *vp, int i)
 		s = seq_begin(&vp->seq);
 		v = ctr->sum;
 		if (ctr->flags & PV_VPMU_CTR_RUNNING)
-			v = (v + pv_vpmu_delta(phys_now(ctr, vp), ctr->start)) &
-			    MASK48;
+			v = (v + pv_vpmu_delta(pv_vpmu_phys_now(vp, ctr),
+					       ctr->start)) & MASK48;
 	} while (seq_retry(&vp->seq, s));
 	return v;
 }

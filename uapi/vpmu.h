@@ -13,14 +13,15 @@
  *		c = &vp->ctr[idx];
  *		phys_star = c->sum;
  *		if (c->flags & PV_VPMU_CTR_RUNNING)
- *			phys_star += phys_now(c) - c->start;
+ *			phys_star += pv_vpmu_phys_now(vp, c) - c->start;
  *		log = thread->ctr[idx].sum
  *		      + ((phys_star - thread->ctr[idx].start) & PV_VPMU_MASK);
  *	} while (vp->seq != vs || thread->seq != ts);
  *
- * phys_now(c) depends on c->read: rdtsc for PV_VPMU_READ_TSC, the sum of
- * the step counts selected by c->step_mask for PV_VPMU_READ_STEP, nothing
- * (phys_star = c->sum) for PV_VPMU_READ_NONE; PV_VPMU_READ_TRAP counters
+ * pv_vpmu_phys_now() (below) depends on c->read: rdtsc for
+ * PV_VPMU_READ_TSC, the sum of the step counts selected by c->step_mask
+ * for PV_VPMU_READ_STEP, nothing (phys_star = c->sum) for
+ * PV_VPMU_READ_NONE; PV_VPMU_READ_TRAP counters
  * have no direct read and must be read with rdmsr by the kernel.
  * Every policy keeps this one formula valid: policies that keep the count
  * in the vCPU counter itself (saverestore, raw) leave the thread's sum and
@@ -334,6 +335,30 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step) ==
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.count) ==
 	       PV_VPMU_STEP_OFFSET + 8, "vcpu page layout");
 _Static_assert(sizeof(struct pv_vpmu_vcpu_page) == 4096, "vcpu page size");
+
+/*
+ * Phys(t) of counter c of vCPU page vp, read by guest code itself: the
+ * TSC, or the step counts the counter's mode selects.  The guest kernel
+ * and libvpmu both read it this way.
+ */
+static inline uint64_t
+pv_vpmu_phys_now(const volatile struct pv_vpmu_vcpu_page *vp,
+		 const volatile struct pv_vpmu_counter *c)
+{
+	uint64_t sum = 0;
+
+	switch (c->read) {
+	case PV_VPMU_READ_TSC:
+		return __builtin_ia32_rdtsc();
+	case PV_VPMU_READ_STEP:
+		for (int s = 0; s < PV_STEP_SLOTS; s++)
+			if (c->step_mask & (1u << s))
+				sum += vp->step.count[s];
+		return sum;
+	default:
+		return c->start;
+	}
+}
 
 /* ---- Per-thread page ---- */
 

@@ -33,36 +33,9 @@ struct perf_attr {
 #define ATTR_EXCLUDE_USER	(1ull << 4)
 #define ATTR_EXCLUDE_KERNEL	(1ull << 5)
 
-static inline uint64_t rd_tsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
-
 #define barrier() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 
-/* Phys(t) of a vCPU counter: the live part. */
 static uint64_t vpmu_read_direct(const struct vpmu_event *e);
-
-static uint64_t phys_now(const volatile struct pv_vpmu_vcpu_page *vp,
-			 const volatile struct pv_vpmu_counter *c)
-{
-	uint64_t sum = 0;
-
-	switch (c->read) {
-	case PV_VPMU_READ_TSC:
-		return rd_tsc();
-	case PV_VPMU_READ_STEP:
-		for (int s = 0; s < PV_STEP_SLOTS; s++)
-			if (c->step_mask & (1u << s))
-				sum += vp->step.count[s];
-		return sum;
-	default:
-		return c->start;
-	}
-}
 
 /*
  * Log_thread = Sum_thread + (Phys* - Start*_thread), with
@@ -109,8 +82,10 @@ static uint64_t vpmu_read_direct(const struct vpmu_event *e)
 		barrier();
 		if (vp->ctr[e->idx].flags & PV_VPMU_CTR_RUNNING)
 			pstar = (vp->ctr[e->idx].sum +
-				 pv_vpmu_delta(phys_now(vp, &vp->ctr[e->idx]),
-					 vp->ctr[e->idx].start)) & PV_VPMU_MASK;
+				 pv_vpmu_delta(pv_vpmu_phys_now(vp,
+							&vp->ctr[e->idx]),
+					       vp->ctr[e->idx].start)) &
+				PV_VPMU_MASK;
 		else
 			pstar = vp->ctr[e->idx].sum;
 		v = tp->ctr[e->idx].sum + pv_vpmu_delta(pstar, tp->ctr[e->idx].start);
