@@ -122,19 +122,11 @@ static inline struct file *fget(u64 fd)
 /* A NUL-terminated path from user memory; "" is left to the caller. */
 static int get_path(u64 upath, char *buf)
 {
-	u64 n = VFS_PATH_MAX;
-	long r;
+	s64 r = user_string(buf, upath, VFS_PATH_MAX);
 
-	if (upath >= PV_USER_TOP)
-		return -EFAULT;
-	if (n > PV_USER_TOP - upath)
-		n = PV_USER_TOP - upath;
-	r = strncpy_from_user(buf, (const char *)upath, n);
 	if (r < 0)
 		return r;
-	if ((u64)r == n)
-		return n == VFS_PATH_MAX ? -ENAMETOOLONG : -EFAULT;
-	return 0;
+	return r == VFS_PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
 static bool is_self_exe(const char *p)

@@ -108,6 +108,8 @@ long copy_from_user(void *dst, const void *usrc, size_t n);
 long copy_to_user(void *udst, const void *src, size_t n);
 long strncpy_from_user(char *dst, const char *usrc, size_t n);
 long memset_user(void *udst, size_t n);	/* zero: 0 or -EFAULT */
+/* A string from user space only: its length, n if it has no NUL in n. */
+s64 user_string(char *dst, u64 up, u64 n);
 bool trap_fixup(struct trapframe *tf);
 
 static inline bool user_range_ok(u64 va, u64 len)

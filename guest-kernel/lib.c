@@ -87,3 +87,25 @@ long memset_user(void *udst, size_t n)
 		return -EFAULT;
 	return hcall(PV_HC_MEMSET, (u64)udst, 0, n);
 }
+
+/*
+ * strncpy_from_user() for a string that must lie in user space: the kernel
+ * reads it through its own page tables, where the direct map covers all of
+ * guest RAM, so an unchecked kernel address would copy kernel (and other
+ * processes') memory.  A string that runs up to the end of user space
+ * without a NUL is -EFAULT, as on Linux.
+ */
+s64 user_string(char *dst, u64 up, u64 n)
+{
+	u64 lim = n;
+	s64 len;
+
+	if (up >= PV_USER_TOP)
+		return -EFAULT;
+	if (lim > PV_USER_TOP - up)
+		lim = PV_USER_TOP - up;
+	len = strncpy_from_user(dst, (const char *)up, lim);
+	if (len >= 0 && (u64)len == lim && lim < n)
+		return -EFAULT;
+	return len;
+}

@@ -203,28 +203,6 @@ static void vfork_release(struct task *t)
 	}
 }
 
-/*
- * strncpy_from_user() for a string that must lie in user space: the kernel
- * reads it through its own page tables, where the direct map covers all of
- * guest RAM, so an unchecked kernel address would copy kernel (and other
- * processes') memory.  A string that runs up to the end of user space
- * without a NUL is -EFAULT, as on Linux.
- */
-static s64 user_string(char *dst, u64 up, u64 n)
-{
-	u64 lim = n;
-	s64 len;
-
-	if (up >= PV_USER_TOP)
-		return -EFAULT;
-	if (lim > PV_USER_TOP - up)
-		lim = PV_USER_TOP - up;
-	len = strncpy_from_user(dst, (const char *)up, lim);
-	if (len >= 0 && (u64)len == lim && lim < n)
-		return -EFAULT;
-	return len;
-}
-
 /* Copy a NULL-terminated user string array into buf; count or -errno. */
 static int exec_copy_strings(u64 uarr, char *buf, u64 *used, u64 cap,
 			     const char **out, int max)
