@@ -29,6 +29,17 @@ struct pv_memmap_entry {
 	uint32_t pad;
 };
 
+/*
+ * What kind of KVM the guest runs on, chosen once by the VMM.  kvm_pvm
+ * emulates every CPL0 instruction (~1 us each), so the kernel hands bulk
+ * copies to the VMM; on standard KVM (VMX, SVM) CPL0 is native and a VM
+ * exit costs more than most copies.
+ */
+enum pv_host_kind {
+	PV_HOST_PVM = 1,
+	PV_HOST_STANDARD = 2,
+};
+
 /* flags */
 #define PV_BOOT_VERBOSE		(1u << 0)
 #define PV_BOOT_STEAL		(1u << 4)	/* KVM steal time works */
@@ -54,19 +65,28 @@ struct pv_boot_params {
 	uint64_t realtime_tsc;		/* ... and the TSC then (guest TSC = host's) */
 	uint64_t stat_evtsel[4];	/* vmm stat: IA32_PERFEVTSELx per thread */
 	uint32_t stat_nr;		/* counters used in stat_evtsel */
-	uint32_t pad0;
+	uint32_t host_kind;		/* enum pv_host_kind */
 	uint64_t record_evtsel;		/* vmm record: the sampled event ... */
 	uint64_t record_period;		/* ... one sample per this many */
 	struct pv_memmap_entry memmap[PV_MAX_MEMMAP];
 	char init_path[256];		/* program to run, e.g. "/bin/hello" */
 	char args[PV_BOOT_ARGS_SIZE];	/* NUL-terminated strings */
+	/*
+	 * Live, not read once: nonzero while the VMM single-steps kernel
+	 * code on a standard KVM, where TF must be set again at every
+	 * kernel entry (guest-kernel/entry.S, kstep_stubs).
+	 */
+	uint32_t kstep_live;
+	uint32_t pad1;
 };
 
 _Static_assert(sizeof(struct pv_memmap_entry) == 24, "memmap entry size");
 _Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 144,
 	       "boot params layout");
+_Static_assert(__builtin_offsetof(struct pv_boot_params, kstep_live) == 144 +
+	       24 * PV_MAX_MEMMAP + 256 + PV_BOOT_ARGS_SIZE, "boot params layout");
 _Static_assert(sizeof(struct pv_boot_params) == 144 + 24 * PV_MAX_MEMMAP + 256
-	       + PV_BOOT_ARGS_SIZE, "boot params size");
+	       + PV_BOOT_ARGS_SIZE + 8, "boot params size");
 _Static_assert(sizeof(struct pv_boot_params) <= 8192, "boot params fit 2 pages");
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "host.h"
 #include "layout.h"
 #include "pmu.h"
 
@@ -22,6 +23,7 @@ enum {
 	OPT_PER_THREAD,
 	OPT_JSON,
 	OPT_FORMAT,
+	OPT_HOST,
 };
 
 static const struct option run_options[] = {
@@ -31,6 +33,7 @@ static const struct option run_options[] = {
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "host", required_argument, NULL, OPT_HOST },
 	{ "report-fd", required_argument, NULL, OPT_REPORT_FD },
 	{ "source", required_argument, NULL, OPT_SOURCE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -356,6 +359,14 @@ static int cli_parse_mode(int argc, char **argv, int mode,
 				return -1;
 			}
 			cfg->report_fd = n;
+			break;
+		case OPT_HOST:
+			if (!host_kind_parse(optarg)) {
+				snprintf(err, errlen, "--host: '%s' is not auto, "
+					 "pvm or standard", optarg);
+				return -1;
+			}
+			cfg->host = optarg;
 			break;
 		case OPT_SOURCE:
 			cfg->source = optarg;

@@ -57,6 +57,7 @@ struct vmm_config {
 	const char *source;		/* pmu event source: tsc, step, perf */
 	const char *policy;		/* pmu policy: offset, saverestore, raw */
 	double timeout;			/* seconds; 0 = none */
+	const char *host;		/* --host: auto, pvm, standard */
 	int report_fd;			/* vmm bench: resource report */
 	bool stat_mode;			/* vmm stat */
 	struct vmm_stat stat;

@@ -135,6 +135,7 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 	bp = (struct pv_boot_params *)(vm.mem + PV_BOOT_PARAMS_PHYS);
 	bp->policy_id = pmu_policy_id(vm.pmu);
 	bp->source_id = pmu_source_id(vm.pmu);
+	bp->host_kind = vm.host_kind;
 	if (vm.steal_time)
 		bp->flags |= PV_BOOT_STEAL;
 	if (stat) {

@@ -79,17 +79,33 @@ static int vcpu_setup_sregs(struct vcpu *v)
 	return ioctl(v->fd, KVM_SET_SREGS, &s);
 }
 
+/* KVM's supported CPUID, in a buffer with room for PMU_CPUID_SPARE more. */
+static struct kvm_cpuid2 *vcpu_supported_cpuid(int kvm_fd)
+{
+	for (int n = 128; n <= 4096; n *= 2) {
+		struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + (n + PMU_CPUID_SPARE)
+					      * sizeof(c->entries[0]));
+
+		if (!c)
+			return NULL;
+		c->nent = n;
+		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
+			return c;
+		free(c);
+		if (errno != E2BIG)
+			return NULL;
+	}
+	return NULL;
+}
+
 static int vcpu_setup_cpuid(struct vcpu *v)
 {
-	int n = 128;
-	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
+	struct kvm_cpuid2 *c = vcpu_supported_cpuid(v->vm->kvm_fd);
 	int ret;
 
 	if (!c)
 		return -1;
-	c->nent = n;
-	ret = ioctl(v->vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c);
-	for (uint32_t i = 0; ret == 0 && i < c->nent; i++) {
+	for (uint32_t i = 0; i < c->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &c->entries[i];
 
 		if (e->function == 1) {
@@ -101,10 +117,8 @@ static int vcpu_setup_cpuid(struct vcpu *v)
 			v->vm->steal_time = e->eax & (1u << 5);
 		}
 	}
-	if (ret == 0) {
-		vpmu_cpuid_fixup(v->vm, c);
-		ret = ioctl(v->fd, KVM_SET_CPUID2, c);
-	}
+	vpmu_cpuid_fixup(v->vm, c);
+	ret = ioctl(v->fd, KVM_SET_CPUID2, c);
 	free(c);
 	return ret;
 }
@@ -130,6 +144,7 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 	if (vcpu_setup_cpuid(v) || vcpu_setup_sregs(v) ||
 	    ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0)
 		return -1;
+
 	/* Synced registers save a GET/SET_REGS pair on every hypercall. */
 	v->run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
 	if (ioctl(v->fd, KVM_GET_REGS, vcpu_regs(v)) < 0)

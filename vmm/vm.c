@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host.h"
 #include "kvm_stats.h"
 #include "layout.h"
 #include "vcpu.h"
@@ -162,6 +163,12 @@ int vm_create(struct vm *vm, const struct vmm_config *cfg)
 		vm_fail(vm, "KVM_CREATE_VM: %s", strerror(errno));
 		return -1;
 	}
+	vm->host_kind = host_kind_parse(cfg->host);
+	if (host_pmu_disable(vm) < 0) {
+		vm_fail(vm, "KVM_CAP_PMU_CAPABILITY (disable KVM's vPMU): %s",
+			strerror(errno));
+		return -1;
+	}
 	if (ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0) {
 		vm_fail(vm, "KVM_CREATE_IRQCHIP: %s", strerror(errno));
 		return -1;
@@ -197,6 +204,11 @@ int vm_vcpus_create(struct vm *vm, uint64_t entry)
 		if (vcpu_create(vm, &vm->vcpus[i], i, entry)) {
 			vm_fail(vm, "cannot create vCPU %d: %s", i,
 				strerror(errno));
+			return -1;
+		}
+		if (host_tsc_match(&vm->vcpus[i]) < 0) {
+			vm_fail(vm, "cannot set the guest TSC to the host's "
+				"(KVM_VCPU_TSC_OFFSET): %s", strerror(errno));
 			return -1;
 		}
 	}

@@ -58,6 +58,8 @@ struct vm {
 	uint8_t *mem;			/* host mapping of guest RAM at GPA 0 */
 	uint64_t mem_size;
 	uint64_t tsc_khz;
+	uint32_t host_kind;		/* enum pv_host_kind */
+	atomic_int kstep_vcpus;		/* vCPUs whose kernel code KVM steps */
 	struct pmu *pmu;
 	bool steal_time;		/* KVM offers the steal-time MSR */
 	struct stat_run *stat;		/* vmm stat: where records go */
