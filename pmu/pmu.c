@@ -187,6 +187,11 @@ void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta)
 		v->virt[(event >> 8) % PMU_VIRT_SLOTS] += delta;
 }
 
+bool pmu_vcpu_user_stepping(const struct pmu_vcpu *v)
+{
+	return v->page && (v->page->step.enable & 1);
+}
+
 bool pmu_vcpu_wants_kernel_step(const struct pmu_vcpu *v)
 {
 	for (unsigned int i = 0; i < PMU_NR; i++) {

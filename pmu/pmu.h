@@ -163,6 +163,8 @@ void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns);
  * every seqlock read in the guest kernel retry forever.
  */
 bool pmu_vcpu_wants_kernel_step(const struct pmu_vcpu *v);
+/* Does the guest kernel single-step user code here (the published flag)? */
+bool pmu_vcpu_user_stepping(const struct pmu_vcpu *v);
 bool pmu_vcpu_kernel_step(struct pmu_vcpu *v, bool branch);
 
 /* Add to a virtual event the VMM counts itself (PV_EVENT_IRQS, ...). */

@@ -245,8 +245,10 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	case PV_HC_LOG:
 	case PV_HC_PANIC:
 		ret = hc_log(v, r->rdi, r->rsi, r->rax == PV_HC_PANIC);
-		if (r->rax == PV_HC_PANIC)
+		if (r->rax == PV_HC_PANIC) {
+			vcpu_dump(v, "guest kernel panic");
 			return EXIT_STOP;
+		}
 		break;
 	case PV_HC_COPY:
 		ret = hc_copy(v, r->rdi, r->rsi, r->r10);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "boot.h"
 #include "hypercall.h"
 #include "layout.h"
 #include "profile.h"
@@ -83,8 +84,35 @@ void vpmu_vm_destroy(struct vm *vm)
 	vm->pmu = NULL;
 }
 
+#define CPUID_AMD_PERFMON_V2		0x80000022
+#define CPUID_AMD_EXT_FEATURES		0x80000001
+/* 0x80000001 ECX: PerfCtrExtCore, PerfCtrExtNB, PerfCtrExtLLC */
+#define CPUID_AMD_PERFCTR_EXT		((1u << 23) | (1u << 24) | (1u << 28))
+
+/*
+ * The guest's PMU is ours alone: leaf 0xA describes it (added when KVM's
+ * list lacks it, as on AMD hosts, with leaf 0's maximum raised to reach
+ * it), and the PMU leaves a standard KVM reports for its own vPMU (AMD's
+ * PerfMonV2 leaf and extended-counter bits) are removed.  The caller's
+ * buffer has room for PMU_CPUID_SPARE more entries.
+ */
 void vpmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
 {
+	bool have_0xa = false;
+
+	for (uint32_t i = 0; i < c->nent; i++) {
+		if (c->entries[i].function == CPUID_AMD_PERFMON_V2) {
+			c->entries[i--] = c->entries[--c->nent];
+			continue;
+		}
+		if (c->entries[i].function == 0 && c->entries[i].eax < 0xa)
+			c->entries[i].eax = 0xa;
+		if (c->entries[i].function == CPUID_AMD_EXT_FEATURES)
+			c->entries[i].ecx &= ~CPUID_AMD_PERFCTR_EXT;
+		have_0xa |= c->entries[i].function == 0xa;
+	}
+	if (!have_0xa)
+		c->entries[c->nent++] = (struct kvm_cpuid_entry2){ .function = 0xa };
 	for (uint32_t i = 0; i < c->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &c->entries[i];
 		struct pmu_cpuid_regs r = { e->eax, e->ebx, e->ecx, e->edx };
@@ -201,8 +229,27 @@ static void vpmu_vmm_sample(struct vcpu *v)
 }
 
 /*
- * step source, CPL0: KVM steps kernel code (it emulates it here) while a
- * running counter has the OS bit.  The guest kernel steps user code.
+ * A standard KVM arms TF only at the RIP where the VMM stopped, and the
+ * CPU clears it at every kernel entry: the guest kernel sets it again at
+ * its entries while boot params' kstep_live says some vCPU is stepped.
+ */
+static void vpmu_kstep_live(struct vcpu *v, bool on)
+{
+	struct pv_boot_params *bp;
+	int n;
+
+	if (v->vm->host_kind != PV_HOST_STANDARD)
+		return;
+	n = atomic_fetch_add(&v->vm->kstep_vcpus, on ? 1 : -1) + (on ? 1 : -1);
+	bp = vm_gpa_to_hva(v->vm, PV_BOOT_PARAMS_PHYS, sizeof(*bp));
+	if (bp)
+		__atomic_store_n(&bp->kstep_live, n > 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * step source, CPL0: KVM steps kernel code (on kvm_pvm it emulates it
+ * anyway) while a running counter has the OS bit.  The guest kernel steps
+ * user code.
  */
 static void vpmu_kernel_step_setup(struct vcpu *v)
 {
@@ -222,11 +269,20 @@ static void vpmu_kernel_step_setup(struct vcpu *v)
 			v->kstep_failed = true;
 			want = false;
 		}
+		if (want != v->kstep)
+			vpmu_kstep_live(v, want);
 		v->kstep = want;
 	}
 	if (v->kstep) {
 		v->kstep_rip = v->run->s.regs.regs.rip;
 		v->kstep_cpl0 = (v->run->s.regs.sregs.cs.selector & 3) == 0;
+		/* Standard KVM: TF again where we stand (a register write at
+		 * the last exit, a hypercall's result, dropped it). */
+		if (v->kstep_cpl0 && v->vm->host_kind == PV_HOST_STANDARD) {
+			dbg.control = KVM_GUESTDBG_ENABLE |
+				      KVM_GUESTDBG_SINGLESTEP;
+			ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg);
+		}
 	}
 }
 
@@ -255,6 +311,28 @@ static size_t vpmu_read_gva(struct vcpu *v, uint64_t gva, uint8_t *buf,
 }
 
 /*
+ * A standard KVM steps every privilege level, not only CPL0, and takes
+ * every #DB for itself, the guest's own as well.  The guest kernel sets TF
+ * on return to user mode exactly while the per-vCPU page says it steps
+ * user code, so a user instruction retiring then is a #DB the guest is
+ * owed: hand it back.  (A program that sets TF itself while kernel
+ * instructions are being counted loses its SIGTRAPs; documented.)
+ */
+static void vpmu_user_step_reinject(struct vcpu *v)
+{
+	struct kvm_guest_debug dbg = {
+		.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP |
+			   KVM_GUESTDBG_INJECT_DB,
+	};
+
+	if (!pmu_vcpu_user_stepping(v->pv))
+		return;
+	if (ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
+		fprintf(stderr, "vmm: cpu %d: cannot hand a #DB back to the "
+			"guest: %s\n", v->id, strerror(errno));
+}
+
+/*
  * A KVM_EXIT_DEBUG: the CPL0 instruction at kstep_rip retired.  A rep
  * string instruction stops once per iteration with RIP unchanged and
  * retires once, the same rule as the guest's user-mode #DB handler.
@@ -266,8 +344,14 @@ static bool vpmu_kernel_step_count(struct vcpu *v)
 	struct x86_insn_class ic;
 	size_t n;
 
-	if (!v->kstep_cpl0)
+	if (!v->kstep_cpl0) {
+		/* Still at CPL3 on a standard KVM: a user instruction
+		 * retired; at CPL0: a kernel entry set TF (kstep_stubs). */
+		if (v->vm->host_kind == PV_HOST_STANDARD &&
+		    (v->run->s.regs.sregs.cs.selector & 3) == 3)
+			vpmu_user_step_reinject(v);
 		return false;
+	}
 	n = vpmu_read_gva(v, v->kstep_rip, buf, sizeof(buf));
 	if (n == 0 || x86_classify(buf, n, &ic) < 0)
 		memset(&ic, 0, sizeof(ic));
