@@ -12,6 +12,13 @@
 #define TASK_ICACHE		48	/* struct step_icache[STEP_ICACHE] */
 #define STEP_ICACHE		256
 #define CPU_VPAGE		0
+#define CPU_USER_RSP		8	/* scratch for the syscall entry */
+#define CPU_TSS_RSP0		44	/* struct cpu's tss.rsp0 */
+#define DF_STACK_SIZE		4096
+#define USER_CS_ASM		0x33	/* PV_SEL_UCODE */
+#define USER_SS_ASM		0x2b	/* PV_SEL_UDATA */
+/* struct pv_boot_params's kstep_live, through the kernel's map of it */
+#define KSTEP_LIVE_VA		(0xffffffff80002000 + 6736)
 #define VP_STEP_ENABLE		2048
 #define VP_STEP_COUNT_INSNS	2056
 #define VP_STEP_COUNT_BRANCHES	2072

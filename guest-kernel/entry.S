@@ -70,6 +70,27 @@ vec = vec + 1
 	.endr
 
 /*
+ * Standard KVM only (idt_init): while the VMM single-steps kernel code
+ * (boot params kstep_live), set TF again at every entry, because the CPU
+ * clears it on delivery and KVM arms it only where the VMM last stopped.
+ * The few instructions before TF takes effect are not counted.
+ */
+	.balign 32
+	.globl kstep_stubs
+kstep_stubs:
+vec = 0
+	.rept 256
+	.balign 32
+	testb	$1, KSTEP_LIVE_VA
+	jz	trap_stubs + 16 * vec
+	pushfq
+	orb	$1, 1(%rsp)			/* TF */
+	popfq
+	jmp	trap_stubs + 16 * vec
+vec = vec + 1
+	.endr
+
+/*
  * #DB.  The step source single-steps user code: every user instruction
  * ends here.  The common case (count one instruction, and one branch when
  * asked, from the per-thread classification cache) is done with three
@@ -223,15 +244,41 @@ task_start:
 	jmp	trap_return
 
 /*
- * LSTAR.  On this host it is never executed (the fetch faults, see above);
- * on a VMX host `syscall` would land here at CPL0 on the user stack, which
- * this kernel does not support: stop loudly rather than run on it.
+ * LSTAR, alone on a supervisor-only page.  Two ways in, one dispatcher:
+ * - kvm_pvm: `syscall` stays at CPL3 and the fetch here faults; the #PF
+ *   stub above builds the frame (design brief, section 5).
+ * - standard KVM (VMX, SVM): we run here at CPL0 on the user's stack with
+ *   IF, TF, DF and AC cleared by SFMASK.  swapgs finds this CPU's struct
+ *   cpu (MSR_KERNEL_GS_BASE), whose TSS.rsp0 is the current task's kernel
+ *   stack; the frame is the one an interrupt from user mode would push,
+ *   and the return is the common iretq, which faults at CPL3 (a user
+ *   SIGSEGV) on a non-canonical RCX where sysret would fault at CPL0.
+ *   GS is swapped back at once: no other kernel code uses it.
  */
 	.section .text.lstar, "ax"
 	.balign 4096
 	.globl syscall_entry
 syscall_entry:
-	ud2
+	swapgs
+	mov	%rsp, %gs:CPU_USER_RSP
+	mov	%gs:CPU_TSS_RSP0, %rsp
+	pushq	$USER_SS_ASM
+	pushq	%gs:CPU_USER_RSP
+	swapgs
+	testb	$1, KSTEP_LIVE_VA		/* as kstep_stubs */
+	jz	1f
+	pushfq
+	orb	$1, 1(%rsp)
+	popfq
+1:	pushq	%r11				/* RFLAGS */
+	pushq	$USER_CS_ASM
+	pushq	%rcx				/* RIP after the syscall */
+	pushq	$0				/* error code slot */
+	pushq	$VEC_SYSCALL
+	SAVE_REGS
+	mov	%rsp, %rdi
+	call	syscall_dispatch
+	jmp	trap_return
 	.balign 4096
 
 	.bss
@@ -239,5 +286,18 @@ syscall_entry:
 	.globl boot_stacks
 boot_stacks:
 	.skip	KSTACK_SIZE * 64
+
+/* #DF runs on its own stack (IST 1), one per CPU: a fault on a broken
+ * stack must reach panic, not a triple fault. */
+	.balign 4096
+	.globl df_stacks
+df_stacks:
+	.skip	DF_STACK_SIZE * 64
+
+/* Where a CPL0 fault on a non-kernel stack panics (trap.c). */
+	.balign 16
+	.globl emergency_stack_top
+	.skip	8192
+emergency_stack_top:
 
 	.section .note.GNU-stack, "", @progbits

@@ -91,8 +91,11 @@ void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 int ksnprintf(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+struct pv_boot_params;
+void kernel_selftest(struct pv_boot_params *bp);
 extern bool kverbose;
 extern bool ktrace;		/* -vv: log every system call */
+extern bool kcopy_native;	/* standard KVM: copy in the kernel (lib.c) */
 
 /* lib.c */
 void *memset(void *d, int c, size_t n);

@@ -85,6 +85,16 @@ static void cpu_start(int id)
 	lapic_init();
 }
 
+/*
+ * A test kernel links the same objects plus its own kernel_selftest()
+ * (tests/kvm/kfault.c) to break the kernel on purpose; here it does
+ * nothing.
+ */
+__attribute__((weak)) void kernel_selftest(struct pv_boot_params *bp)
+{
+	(void)bp;
+}
+
 __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 {
 	static volatile int bsp_ready;
@@ -105,8 +115,9 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 		panic("bad boot parameters (magic %x version %u)", bp->magic,
 		      bp->version);
 	kverbose = bp->flags & PV_BOOT_VERBOSE;
+	kcopy_native = bp->host_kind == PV_HOST_STANDARD;
 	ktrace = bp->flags & PV_BOOT_TRACE;
-	idt_init();
+	idt_init(kcopy_native);
 	cpu_start(0);
 	pmem_init(bp);
 	mm_init_kernel();
@@ -115,8 +126,10 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 		panic("malformed initramfs");
 	if (kverbose)
 		kprintf("perfvisor kernel: %lu MiB, %u cpus, tsc %lu kHz, "
-			"initramfs %lu KiB", bp->mem_size >> 20, bp->ncpus,
-			bp->tsc_khz, bp->initrd_size >> 10);
+			"initramfs %lu KiB, %s KVM", bp->mem_size >> 20,
+			bp->ncpus, bp->tsc_khz, bp->initrd_size >> 10,
+			kcopy_native ? "standard" : "kvm_pvm");
+	kernel_selftest(bp);
 	bkl_lock();
 	init_start(bp);
 	bsp_ready = 1;

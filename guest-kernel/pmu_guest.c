@@ -358,8 +358,6 @@ void pmu_task_free(struct task *t)
 
 /* ---- the step source: exact user instructions by single-stepping ---- */
 
-#define RFLAGS_TF	0x100ull
-
 void pmu_user_return(struct task *t, struct trapframe *tf)
 {
 	const struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;

@@ -111,6 +111,7 @@ struct tss {
 
 struct cpu {
 	struct pv_vpmu_vcpu_page *vpage;	/* Phys* from the VMM */
+	u64 user_rsp;			/* syscall entry scratch (entry.S) */
 	int id;
 	bool need_resched;
 	bool timer_on;
@@ -148,7 +149,7 @@ extern struct pv_boot_params *boot_params;
 
 /* cpu.c */
 void cpu_init(struct cpu *c, int id);
-void idt_init(void);
+void idt_init(bool standard);
 
 /* lapic.c */
 void lapic_init(void);
@@ -158,6 +159,8 @@ void lapic_ipi(int cpu, int vector);
 #define VEC_TIMER	0x20
 #define VEC_RESCHED	0x21
 #define VEC_PMI		0x22
+#define RFLAGS_TF	0x100ull
+#define VEC_INT80	0x80	/* i386 system calls (DPL 3 gate) */
 #define VEC_SPURIOUS	0xff
 
 /* sched.c */

@@ -77,6 +77,36 @@ static void trap_irq(struct trapframe *tf)
 	}
 }
 
+/*
+ * A CPL0 fault whose frame is not on a kernel (high-half) stack: the CPU
+ * pushed it wherever RSP pointed, e.g. on the user stack at a broken
+ * system-call entry.  Nothing that uses `current` may run there, so move
+ * to the one emergency stack (the first CPU here owns it; the VM ends)
+ * and panic with the frame's contents.  The stubs do not check: this is
+ * the cold path, and kvm_pvm emulates every instruction of the hot ones.
+ */
+__attribute__((used, noreturn)) static void panic_bad_stack(struct trapframe *tf)
+{
+	u64 v = tf->vector;
+
+	panic("kernel fault on a non-kernel stack: %s (vector %lu) at rip %lx "
+	      "err %lx cr2 %lx rsp %lx", v < 32 && vec_names[v] ? vec_names[v]
+	      : "?", v, tf->rip, tf->error, read_cr2(), tf->rsp);
+}
+
+__attribute__((noreturn)) static void trap_bad_stack(struct trapframe *tf)
+{
+	extern char emergency_stack_top[];
+	static int owner;
+
+	if (__atomic_exchange_n(&owner, 1, __ATOMIC_ACQUIRE))
+		for (;;)
+			__asm__ volatile("cli; hlt");
+	__asm__ volatile("mov %0, %%rsp; call panic_bad_stack"
+			 : : "r"(emergency_stack_top), "D"(tf) : "memory");
+	__builtin_unreachable();
+}
+
 __attribute__((used)) void trap(struct trapframe *tf)
 {
 	extern char iret_insn[];
@@ -84,13 +114,28 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	u64 v = tf->vector;
 	int sig;
 
+	if (v == VEC_INT80 && (tf->cs & 3) == 3) {
+		/* Standard KVM: the DPL 3 gate, RIP already past `cd 80`. */
+		bkl_lock();
+		pmu_count_trap_insn(t);
+		syscall_i386(tf);
+		return_to_user(tf);
+		return;
+	}
 	if (v >= 32) {
 		trap_irq(tf);
 		return;
 	}
 	if ((tf->cs & 3) != 3) {
+		if ((s64)(u64)tf >= 0)
+			trap_bad_stack(tf);
 		if (trap_fixup(tf))
 			return;
+		/* TF from a kstep stub on a vCPU the VMM does not step. */
+		if (v == 1) {
+			tf->rflags &= ~RFLAGS_TF;
+			return;
+		}
 		/* iretq to a bad user frame (e.g. non-canonical RCX from a
 		 * forged system call): the user's fault, not the kernel's. */
 		if (tf->rip == (u64)iret_insn) {
