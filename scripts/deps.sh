@@ -3,7 +3,8 @@
 set -euo pipefail
 
 pkgs=(meson ninja-build gcc clang pkg-config libelf-dev libcmocka-dev
-      musl-tools busybox-static gnuplot-nox valgrind linux-perf)
+      musl-tools busybox-static gnuplot-nox valgrind linux-perf
+      qemu-system-x86)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
