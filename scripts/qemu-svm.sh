@@ -6,15 +6,16 @@
 #
 # QEMU's software CPU emulates SVM, so Debian's kernel inside it loads kvm_amd
 # and offers /dev/kvm: the same KVM a user on an AMD host has.  The host's /
-# is shared read-only over 9p and /tmp, the current directory and every --rw
-# DIR read-write, so CMD runs inside by the same paths with the caller's
-# environment.  CMD's stdout and stderr come out here as it writes them and
+# is shared read-only over 9p and the current directory and every --rw DIR
+# read-write, so CMD runs inside by the same paths with the caller's
+# environment; /tmp there is the emulated machine's own (tmpfs: programs
+# mmap files there, which 9p cannot share).  CMD's stdout and stderr come out here as it writes them and
 # its exit status is ours; 124 means --timeout ran out, 125 that the harness
 # itself failed (the console log's tail then goes to stderr).
 set -euo pipefail
 
-cpus=2
-mem=6G
+cpus=1
+mem=4G
 timeout=3600
 rw=()
 envs=()
@@ -116,14 +117,24 @@ done
 o=trans=virtio,version=9p2000.L,msize=524288
 mount -t 9p -o $o,cache=none run /run &&
 mount -t 9p -o $o,ro hostroot /host &&
+mount -t tmpfs -o mode=1777 tmpfs /host/tmp &&
+mount -t tmpfs tmpfs /host/run &&
+mkdir /host/run/qemu-svm &&
+mount -o bind /run /host/run/qemu-svm &&
 . /run/mounts &&
 mount -t proc proc /host/proc &&
 mount -t sysfs sysfs /host/sys &&
 mount -t devtmpfs devtmpfs /host/dev &&
+mkdir -p /host/dev/shm /host/dev/pts &&
 mount -t tmpfs tmpfs /host/dev/shm &&
 mount -t devpts devpts /host/dev/pts || echo "qemu-svm: mounts failed"
+# devtmpfs lacks what udev would add: /dev/fd and the std streams.
+ln -s /proc/self/fd /host/dev/fd
+ln -s /proc/self/fd/0 /host/dev/stdin
+ln -s /proc/self/fd/1 /host/dev/stdout
+ln -s /proc/self/fd/2 /host/dev/stderr
 if [ -c /dev/kvm ]; then
-	chroot /host /bin/bash "$(cat /run/cmdpath)"
+	chroot /host /bin/bash /run/qemu-svm/cmd
 else
 	echo "qemu-svm: kvm_amd offers no /dev/kvm" >/run/error
 fi
@@ -131,6 +142,16 @@ sync
 poweroff -f
 EOF
 }
+
+# QEMU 7.2's TCG, emulating SVM while the nested guest single-steps, now
+# and then leaves an interrupt in the emulated kernel's APIC IRR undelivered
+# (seen: halted for good in idle, IF=1, timer vector in IRR, every timeout
+# pending; any new interrupt, a keypress, woke it).  So that kernel ticks
+# from the HPET, periodically (nolapic_timer nohz=off highres=off): the
+# next tick delivers whatever was left.  One CPU each, too: with two, both
+# were once found spinning with interrupts off; several machines side by
+# side give the parallelism.
+cpu_model=${QEMU_SVM_CPU:-max,-tsc-deadline}
 
 mkdir -p "$cache"
 exec 9>"$cache/lock"
@@ -142,27 +163,29 @@ $prepare && exit 0
 
 command -v qemu-system-x86_64 >/dev/null || die "needs qemu-system-x86"
 run=$(mktemp -d /tmp/qemu-svm.XXXXXX)
-trap 'rm -rf "$run"' EXIT
+qpid=
+trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null; rm -rf "$run"' EXIT
+trap 'exit 143' TERM INT
 : >"$run/stdout"
 : >"$run/stderr"
 
-# Shares: the run directory, / read-only, then /tmp, the current directory
-# and each --rw DIR read-write on top (a directory inside another is covered).
+# Shares: the run directory, / read-only, then the current directory and
+# each --rw DIR read-write on top (a directory inside another is covered).
 shares=(-virtfs "local,path=$run,mount_tag=run,security_model=none"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
 n=0
 : >"$run/mounts"
-for d in /tmp "$PWD" "${rw[@]}"; do
+for d in "$PWD" "${rw[@]}"; do
 	[ "$d" = / ] && die "--rw / is not allowed"
 	covered=false
-	for c in /tmp "$PWD" "${rw[@]}"; do
+	for c in "$PWD" "${rw[@]}"; do
 		[ "$c" != "$d" ] && [[ $d == "$c"/* ]] && covered=true
 	done
 	grep -qxF "# $d" "$run/mounts" && covered=true
 	$covered && continue
 	shares+=(-virtfs "local,path=$d,mount_tag=rw$n,security_model=none,multidevs=remap")
-	printf '# %s\nmount -t 9p -o $o rw%d %q &&\n' \
-		"$d" "$n" "/host$d" >>"$run/mounts"
+	printf '# %s\nmkdir -p %q && mount -t 9p -o $o rw%d %q &&\n' \
+		"$d" "/host$d" "$n" "/host$d" >>"$run/mounts"
 	n=$((n + 1))
 done
 echo true >>"$run/mounts"
@@ -173,18 +196,19 @@ echo true >>"$run/mounts"
 	for e in "${envs[@]}"; do printf 'export %q\n' "$e"; done
 	printf 'cd %q || exit 125\n' "$PWD"
 	printf '%q ' "$@"
-	printf '>%q 2>%q </dev/null\n' "$run/stdout" "$run/stderr"
-	printf 'echo $? >%q\n' "$run/status"
+	echo '>/run/qemu-svm/stdout 2>/run/qemu-svm/stderr </dev/null'
+	echo 'echo $? >/run/qemu-svm/status'
 } >"$run/cmd"
-echo "$run/cmd" >"$run/cmdpath"
 
 # Stream CMD's output while it runs; tail --pid prints what is left and ends
 # when QEMU does.
 timeout -k 10 "$timeout" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
+	-accel tcg,thread=multi -cpu "$cpu_model" -smp "$cpus" -m "$mem" \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 loglevel=4 panic=-1 mitigations=off tsc=reliable" \
-	"${shares[@]}" -nic none -display none -no-reboot -monitor none \
+	-append "console=ttyS0 loglevel=4 panic=-1 mitigations=off tsc=reliable sysrq_always_enabled nokaslr \
+		nolapic_timer nohz=off highres=off" \
+	"${shares[@]}" -nic none -display none -no-reboot \
+	-monitor "unix:$run/monitor,server=on,wait=off" \
 	-serial "file:$run/console" </dev/null >/dev/null 2>"$run/qemu-err" &
 qpid=$!
 tail -q -n +1 -f --pid=$qpid "$run/stdout" &
