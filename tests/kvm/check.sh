@@ -6,8 +6,7 @@
 #
 # -n runs NATIVE_PROG natively with the arguments that follow it in COMMAND,
 # argv[0] set to its basename and an empty environment, and requires
-# identical stdout.  Exit 77 (skip) only when
-# /dev/kvm is absent.
+# identical stdout.  Run through kvm-test.sh, which holds the skip rule.
 set -uo pipefail
 
 want_status=0 want_out= have_out=0 native= err_lines= tmo=120
@@ -25,11 +24,6 @@ while getopts "s:o:n:e:E:t:" opt; do
 done
 shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
-
-if [ ! -e /dev/kvm ]; then
-	echo "SKIP: /dev/kvm is absent"
-	exit 77
-fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

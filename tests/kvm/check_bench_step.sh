@@ -7,7 +7,6 @@
 #   check_bench_step.sh VMM STEPCOUNT WORKLOAD[,WORKLOAD...]
 set -uo pipefail
 vmm=$1 oracle=$2 wls=$3
-[ -e /dev/kvm ] || { echo "SKIP: /dev/kvm is absent"; exit 77; }
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
 "$vmm" bench suite --parts step --workloads "$wls" --oracle "$oracle" \

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Pending delivery (Perfctr-Xen's "mark pending, deliver on next resume"):
+# the owner counts user and kernel instructions with a period while it
+# yields to another thread on one vCPU, so overflows land in the switch
+# path with interrupts off and must cross the switch.  Every signal arrives
+# in the owner, and the VMM reports that overflows were carried across a
+# switch and raised again on resume.  A hang is retried once (hang_retry.sh).
+#
+#   vpmu_pending.sh VMM VPMU_TEST
+set -uo pipefail
+. "$(dirname "$0")/hang_retry.sh"
+vmm=$1 prog=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+hang_retry "$tmp/out" "$tmp/err" \
+	"$vmm" run -v --timeout 150 --source step -- "$prog" pending 9973 40
+r=$?
+cat "$tmp/out" "$tmp/err" | grep -E "pending:|carried" >&2
+[ $r = 0 ] && grep -q "^pending: ok" "$tmp/out" &&
+	awk '/overflows carried/ {c = $4; d = $11}
+	     END {exit !(c > 0 && c == d)}' "$tmp/err"
