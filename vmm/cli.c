@@ -55,8 +55,8 @@ static const char run_usage[] =
 	"usage: vmm run [--cpus N] [--mem SIZE] [--file HOST:GUEST]... "
 	"[--env K=V]...\n"
 	"               [--kernel FILE] [--timeout SECONDS] [--source tsc|step|perf]\n"
-	"               [--policy offset|saverestore|raw] [-v] [--] "
-	"PROGRAM [ARGS...]\n";
+	"               [--policy offset|saverestore|raw] [--host auto|pvm|standard]\n"
+	"               [-v] [--] PROGRAM [ARGS...]\n";
 
 static int cli_parse_mode(int argc, char **argv, int mode,
 			  struct vmm_config *cfg, char *err, size_t errlen);

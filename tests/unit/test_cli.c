@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "host.h"
 
 static void test_sizes(void **state)
 {
@@ -56,6 +57,7 @@ static void test_run_bad_options(void **state)
 		{ "--mem", "3G", "p" }, { "--env", "NOEQUALS", "p" },
 		{ "--file", "nocolon", "p" }, { "--file", "a:relative", "p" },
 		{ "--timeout", "-1", "p" }, { "--bogus", "x", "p" },
+		{ "--host", "vmx", "p" }, { "--host", "", "p" },
 	};
 	struct vmm_config cfg;
 	char err[256];
@@ -73,6 +75,15 @@ static void test_run_bad_options(void **state)
 				 -1);
 		assert_true(strlen(err) > 5);
 		assert_null(strchr(err, '\n'));
+	}
+	{
+		char *argv[] = { "run", "--host", "standard", "p", NULL };
+
+		assert_int_equal(cli_parse_run(4, argv, &cfg, err, sizeof(err)),
+				 0);
+		assert_string_equal(cfg.host, "standard");
+		assert_int_equal(host_kind_parse(cfg.host), PV_HOST_STANDARD);
+		assert_int_equal(host_kind_parse("pvm"), PV_HOST_PVM);
 	}
 	{
 		char *argv[] = { "run", "--cpus", "2", NULL };
