@@ -20,6 +20,14 @@
 #define LVT_MASKED		(1u << 16)
 #define LVT_PERIODIC		(1u << 17)
 #define TICK_NS			10000000u	/* 100 Hz; KVM's APIC bus is 1 GHz */
+/*
+ * While the VMM steps kernel code (`:k` on a standard host, boot params
+ * kstep_live), each kernel instruction is a VM exit to user space: tens of
+ * us under QEMU's SVM.  A 10 ms tick then takes longer to handle than it
+ * lasts and nothing else runs (seen: tests hung until --timeout, exits
+ * still coming), so the tick slows down to 1 Hz for that time.
+ */
+#define KSTEP_TICK_NS		1000000000u
 
 static inline u64 rdmsr(u32 msr)
 {
@@ -43,6 +51,12 @@ void lapic_eoi(void)
 	wrmsr(X2APIC_EOI, 0);
 }
 
+static u32 lapic_tick_ns(void)
+{
+	return *(volatile u32 *)&boot_params->kstep_live ? KSTEP_TICK_NS
+							  : TICK_NS;
+}
+
 void lapic_timer_set(bool on)
 {
 	struct cpu *c = current_task()->cpu;
@@ -51,10 +65,23 @@ void lapic_timer_set(bool on)
 		return;
 	c->timer_on = on;
 	if (on) {
+		c->tick_ns = lapic_tick_ns();
 		wrmsr(X2APIC_LVT_TIMER, LVT_PERIODIC | VEC_TIMER);
-		wrmsr(X2APIC_TIMER_INIT, TICK_NS);
+		wrmsr(X2APIC_TIMER_INIT, c->tick_ns);
 	} else {
 		wrmsr(X2APIC_TIMER_INIT, 0);
+	}
+}
+
+/* At each tick: follow kstep_live (set or cleared since the last one). */
+void lapic_tick_adjust(void)
+{
+	struct cpu *c = current_task()->cpu;
+	u32 ns = lapic_tick_ns();
+
+	if (c->timer_on && c->tick_ns != ns) {
+		c->tick_ns = ns;
+		wrmsr(X2APIC_TIMER_INIT, ns);
 	}
 }
 

@@ -121,6 +121,7 @@ struct cpu {
 	struct tss tss;
 	u64 gdt[8];
 	u64 tss_desc[2];		/* GDT slots 8-9: selector 0x40 */
+	u32 tick_ns;			/* the period the timer runs at */
 } __attribute__((aligned(64)));
 
 static inline struct task *current_task(void)
@@ -155,6 +156,7 @@ void idt_init(bool standard);
 void lapic_init(void);
 void lapic_eoi(void);
 void lapic_timer_set(bool on);
+void lapic_tick_adjust(void);
 void lapic_ipi(int cpu, int vector);
 #define VEC_TIMER	0x20
 #define VEC_RESCHED	0x21

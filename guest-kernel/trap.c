@@ -66,8 +66,10 @@ static void trap_irq(struct trapframe *tf)
 	if (tf->vector == VEC_SPURIOUS)
 		return;
 	lapic_eoi();
-	if (tf->vector == VEC_TIMER)
+	if (tf->vector == VEC_TIMER) {
+		lapic_tick_adjust();
 		sched_tick();
+	}
 	else if (tf->vector == VEC_PMI)
 		pmu_pmi(tf);
 	/* VEC_RESCHED only wakes a halted CPU: the idle loop looks. */

@@ -2,9 +2,9 @@
 #
 # Runs COMMAND (a `vmm` with --timeout) with stdout and stderr in files OUT
 # and ERR, and once more if it timed out (status 124), saying so on
-# stderr: kernel-stepping runs on QEMU's emulated SVM KVM hang now and then
-# (open issue; docs/testing.md), and one hang was seen on the clang build
-# of vpmu-monotonic-2cpu.  Only a hang is retried, never a wrong count:
+# stderr: one CI run of the clang build hung in vpmu-monotonic-2cpu
+# (status 124) and it has not reproduced in over a hundred runs since.
+# Only a hang is retried, never a wrong count:
 # the caller checks the output of the run that finished.  Returns the
 # last run's status.
 hang_retry() {
