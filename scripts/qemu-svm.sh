@@ -164,7 +164,7 @@ $prepare && exit 0
 command -v qemu-system-x86_64 >/dev/null || die "needs qemu-system-x86"
 run=$(mktemp -d /tmp/qemu-svm.XXXXXX)
 qpid=
-trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null; rm -rf "$run"' EXIT
+trap 'kill $qpid 2>/dev/null || true; rm -rf "$run"' EXIT
 trap 'exit 143' TERM INT
 : >"$run/stdout"
 : >"$run/stderr"
