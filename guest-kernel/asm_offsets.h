@@ -8,15 +8,22 @@
 
 #define KSTACK_SIZE_ASM		16384
 #define TASK_CPU		16
+#define TASK_PROC		32
 #define TASK_STEP_RIP		40
 #define TASK_ICACHE		48	/* struct step_icache[STEP_ICACHE] */
 #define STEP_ICACHE		256
+#define TASK_TID		4144	/* after icache[] */
+#define PROC_PID		0
 #define CPU_VPAGE		0
 #define CPU_USER_RSP		8	/* scratch for the syscall entry */
 #define CPU_TSS_RSP0		44	/* struct cpu's tss.rsp0 */
 #define DF_STACK_SIZE		4096
 #define USER_CS_ASM		0x33	/* PV_SEL_UCODE */
 #define USER_SS_ASM		0x2b	/* PV_SEL_UDATA */
+/* RFLAGS a user may set (CF PF AF ZF SF TF DF OF AC), and IF | bit 1 */
+#define RFLAGS_USER_ASM		0x40dd5
+#define RFLAGS_TF_ASM		0x100
+#define RFLAGS_RET_ASM		0x202
 /* struct pv_boot_params's kstep_live, through the kernel's map of it */
 #define KSTEP_LIVE_VA		(0xffffffff80002000 + 6736)
 #define VP_STEP_ENABLE		2048

@@ -62,6 +62,18 @@ static bool sig_default_ignored(int sig)
 	       sig == 21 || sig == 22;
 }
 
+/*
+ * A thread running on another CPU notices a signal at its next kernel
+ * entry, which a user loop, or one of leaf system calls served without
+ * return_to_user() (entry.S), may never make: kick that CPU, as Linux's
+ * kick_process() does.  The interrupt returns through return_to_user().
+ */
+static void signal_kick(struct task *t)
+{
+	if (t->state == TASK_RUNNING && t->cpu != current_task()->cpu)
+		lapic_ipi(t->cpu->id, VEC_RESCHED);
+}
+
 void signal_send(struct task *t, int sig, bool to_thread)
 {
 	struct proc *p = t->proc;
@@ -74,8 +86,10 @@ void signal_send(struct task *t, int sig, bool to_thread)
 		return;
 	if (to_thread) {
 		t->sigpending |= SIGBIT(sig);
-		if (!(t->sigmask & SIGBIT(sig)) || sig == SIGKILL)
+		if (!(t->sigmask & SIGBIT(sig)) || sig == SIGKILL) {
 			task_wake(t);
+			signal_kick(t);
+		}
 		return;
 	}
 	p->sigpending |= SIGBIT(sig);
@@ -84,6 +98,7 @@ void signal_send(struct task *t, int sig, bool to_thread)
 	     o = task_find_proc_next(p, o)) {
 		if (!(o->sigmask & SIGBIT(sig)) || sig == SIGKILL) {
 			task_wake(o);
+			signal_kick(o);
 			break;
 		}
 	}

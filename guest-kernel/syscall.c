@@ -306,6 +306,13 @@ static const sys_fn sys_table[NR_MAX] = {
 #define RFLAGS_USER	0x40dd5ull	/* CF PF AF ZF SF TF DF OF AC */
 #define RFLAGS_IF	0x200ull
 
+/* entry.S serves getpid and gettid itself (SYSCALL_LEAF) with these. */
+_Static_assert(__builtin_offsetof(struct task, proc) == TASK_PROC, "asm");
+_Static_assert(__builtin_offsetof(struct task, tid) == TASK_TID, "asm");
+_Static_assert(__builtin_offsetof(struct proc, pid) == PROC_PID, "asm");
+_Static_assert(RFLAGS_USER == RFLAGS_USER_ASM && RFLAGS_TF_ASM == 0x100 &&
+	       RFLAGS_RET_ASM == (RFLAGS_IF | 2), "asm");
+
 /* Entered from entry.S with tf->rip = return RIP (RCX), tf->r11 = RFLAGS. */
 __attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 {

@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * Kernel path costs inside the guest, medians in microseconds: a system
- * call round trip (getpid), a thread switch (sched_yield ping-pong of two
- * threads on one vCPU, per switch), and a trapped PMU MSR read through
- * libvpmu's benchmark ioctl.  Prints one JSON object.
+ * Kernel path costs inside the guest.  With no arguments: medians in
+ * microseconds of a system call round trip (getpid, served by the leaf
+ * path of entry.S) and a thread switch (sched_yield ping-pong of two
+ * threads on one vCPU, per switch), as one JSON object.
+ *
+ * `kbench loop PATH N` runs one kernel path N times and nothing else, for
+ * counting its kernel instructions exactly (tests/kvm/kbench_insns.sh runs
+ * it under `vmm stat --source step -e instructions:k` at two N):
+ *   getpid    syscall(SYS_getpid)
+ *   getppid   syscall(SYS_getppid): the full system-call path, no work
+ *   pipe      write then read 4 KiB through a pipe
+ *   futex     FUTEX_WAKE with no waiter
+ *   yield     two threads on one vCPU: two switches per iteration
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -11,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,14 +49,59 @@ static void *yielder(void *p)
 	return NULL;
 }
 
-int main(void)
+#define FUTEX_WAKE_PRIVATE_ 129	/* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
+
+static int loop_path(const char *path, long n)
+{
+	static char buf[4096];
+	static int word;
+	pthread_t t;
+	int fd[2];
+
+	if (!strcmp(path, "getpid")) {
+		for (long i = 0; i < n; i++)
+			syscall(SYS_getpid);
+	} else if (!strcmp(path, "getppid")) {
+		for (long i = 0; i < n; i++)
+			syscall(SYS_getppid);
+	} else if (!strcmp(path, "pipe")) {
+		if (pipe(fd))
+			return 1;
+		for (long i = 0; i < n; i++)
+			if (write(fd[1], buf, sizeof(buf)) != sizeof(buf) ||
+			    read(fd[0], buf, sizeof(buf)) != sizeof(buf))
+				return 1;
+	} else if (!strcmp(path, "futex")) {
+		for (long i = 0; i < n; i++)
+			syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE_, 1, 0, 0, 0);
+	} else if (!strcmp(path, "yield")) {
+		/* The partner runs in both the N = 0 and the N = K run, so
+		 * its creation cancels in the difference. */
+		pthread_create(&t, NULL, yielder, NULL);
+		sched_yield();
+		for (long i = 0; i < n; i++)
+			sched_yield();
+		stop = 1;
+		pthread_join(t, NULL);
+	} else {
+		fprintf(stderr, "kbench: unknown path %s\n", path);
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	enum { N = 201 };
 	static uint64_t s[N];
 	double khz = 0;
 	pthread_t t;
 	uint64_t t0;
-	FILE *f = fopen("/proc/self/exe", "r");
+	FILE *f;
+
+	if (argc == 4 && !strcmp(argv[1], "loop"))
+		return loop_path(argv[2], atol(argv[3]));
+	f = fopen("/proc/self/exe", "r");
 
 	(void)f;
 	/* The TSC rate: 1 ms of nanosleep against rdtsc is too coarse here;

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Emulated guest-kernel instructions per kernel path, exactly: kbench runs
+# one path K times under `vmm stat --source step -e instructions:k` (the
+# VMM single-steps CPL0), once more with 0 times, and the difference over
+# K is the path's cost, start-up and exit cancelled.  On kvm_pvm every one
+# of these instructions is emulated (~0.25 us), so this is the kernel's
+# hot-path budget (docs/specification.md).  Prints one line per path and
+# fails when getpid, the leaf path of entry.S, takes more than MAX.
+#
+#   kbench_insns.sh VMM KBENCH [MAX_GETPID]
+set -uo pipefail
+vmm=$1 prog=$2 max=${3:-40}
+K=64
+kcount() {
+	local out
+
+	# The count only if kbench ran the path and exited 0.
+	out=$("$vmm" stat --timeout 200 --source step -e instructions:k -x, \
+		-- "$prog" loop "$1" "$2" 2>&1 >/dev/null) || return
+	awk -F, '$3 == "instructions:k" {print $1}' <<<"$out"
+}
+status=0
+for path in getpid getppid futex pipe yield; do
+	a=$(kcount "$path" 0) b=$(kcount "$path" $K)
+	if [ -z "$a" ] || [ -z "$b" ] || [ "$b" -le "$a" ]; then
+		echo "FAIL: $path: no instructions:k count, or none more for $K runs ('$a', '$b')"
+		status=1
+		continue
+	fi
+	per=$(( (b - a) / K ))
+	[ "$path" = yield ] && per=$(( (b - a) / (2 * K) ))
+	echo "$path: $per kernel instructions per ${path/yield/switch}" \
+		"(runs of 0 and $K: $a, $b)"
+	if [ "$path" = getpid ] && [ "$per" -gt "$max" ]; then
+		echo "FAIL: getpid takes $per kernel instructions (at most $max)"
+		status=1
+	fi
+done
+exit $status
