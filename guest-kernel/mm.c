@@ -275,7 +275,7 @@ int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
 		;
 	memmove(&mm->vma[i + 1], &mm->vma[i],
 		(mm->nvma - i) * sizeof(struct vma));
-	mm->vma[i] = (struct vma){ start, end, prot, huge };
+	mm->vma[i] = (struct vma){ start, end, prot, huge, false };
 	mm->nvma++;
 	return 0;
 }
@@ -296,6 +296,8 @@ void vma_remove(struct mm *mm, u64 start, u64 end)
 			if (vma_insert(mm, tail.start, tail.end, tail.prot,
 				       tail.huge))
 				v->end = start;	/* no room: drop the tail */
+			else
+				vma_find(mm, tail.start)->lazy = tail.lazy;
 			return;
 		}
 		if (v->start < start) {
@@ -358,6 +360,10 @@ s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
 	err = vma_insert(mm, start, start + len, prot, huge);
 	if (err)
 		return err;
+	/* A reservation (glibc's 8 MiB thread stacks, opened by mprotect
+	 * later) gets its pages at first touch, as on Linux: mapped
+	 * eagerly, a few threads' stacks would fill the guest's RAM. */
+	vma_find(mm, start)->lazy = !prot;
 	if (prot) {
 		err = mm_populate(mm, start, start + len, prot);
 		if (err) {
@@ -380,45 +386,129 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 	return 0;
 }
 
+/* A page keeps its frame (and contents) across PROT_NONE. */
+static void mm_protect_pte(u64 *e, u32 prot, u64 va)
+{
+	bool was_present = *e & PTE_P;
+
+	*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_PS)) | pte_flags(prot);
+	if (!prot)
+		*e &= ~(PTE_P | PTE_U);
+	if (was_present)
+		invlpg(va);
+}
+
+/* Give [addr, end) protection prot in the VMA list, splitting VMAs. */
+static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot)
+{
+	for (u64 va = addr; va < end;) {
+		struct vma *v = vma_find(mm, va), old;
+		int err;
+
+		if (!v)
+			return -ENOMEM;
+		old = *v;
+		if (old.end > end)
+			old.end = end;
+		if (old.prot != prot) {
+			vma_remove(mm, va, old.end);
+			err = vma_insert(mm, va, old.end, prot, old.huge);
+			if (err)
+				return err;
+			vma_find(mm, va)->lazy = old.lazy;
+		}
+		va = old.end;
+	}
+	return 0;
+}
+
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 {
 	u64 end = ALIGN_UP(addr + len, PAGE_SIZE);
 
 	if ((addr & (PAGE_SIZE - 1)) || !user_range_ok(addr, len))
 		return -EINVAL;
+	/* Room to split the VMAs at both ends (vma_protect), checked before
+	 * any page changes. */
+	if (mm->nvma + 2 > MM_MAX_VMA)
+		return -ENOMEM;
+	/* A page table (2 MiB) of one VMA at a time: a reservation's pages
+	 * are not there yet, so glibc opening an 8 MiB thread stack costs
+	 * four walks, not 2048. */
 	for (u64 va = addr; va < end;) {
 		struct vma *v = vma_find(mm, va);
+		u64 lim = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
 		bool huge;
 		u64 *e;
 
 		if (!v)
 			return -ENOMEM;
+		lim = lim < v->end ? lim : v->end;
+		lim = lim < end ? lim : end;
 		e = mm_walk(mm, va, false, &huge);
 		if (e && huge && ((va & (PV_HUGE_SIZE - 1)) ||
-				  end - va < PV_HUGE_SIZE)) {
+				  lim - va < PV_HUGE_SIZE)) {
 			if (mm_split_huge(e))
 				return -ENOMEM;
 			e = mm_walk(mm, va, false, &huge);
 		}
-		if (e && (*e & PTE_P)) {
-			*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_PS)) |
-			     pte_flags(prot);
-			if (!prot)
-				*e &= ~(PTE_P | PTE_U);
-			invlpg(va);
-		} else if (prot) {
-			/* PROT_NONE reservations are populated when opened. */
-			u64 pa = page_alloc_zero();
-
-			if (!pa || mm_map_page(mm, va, pa, pte_flags(prot)))
+		if (e && huge) {
+			mm_protect_pte(e, prot, va);
+			va = lim;
+			continue;
+		}
+		if (!e && v->lazy) {
+			va = lim;
+			continue;
+		}
+		if (!e) {
+			e = mm_walk(mm, va, true, &huge);
+			if (!e || huge)
 				return -ENOMEM;
 		}
-		va += huge ? PV_HUGE_SIZE - (va & (PV_HUGE_SIZE - 1)) : PAGE_SIZE;
+		for (; va < lim; va += PAGE_SIZE, e++) {
+			u64 pa;
+
+			if (*e & PTE_ADDR) {
+				mm_protect_pte(e, prot, va);
+			} else if (prot && !v->lazy) {
+				pa = page_alloc_zero();
+				if (!pa)
+					return -ENOMEM;
+				*e = pa | pte_flags(prot);
+			}
+		}
 	}
-	for (int i = 0; i < mm->nvma; i++)
-		if (mm->vma[i].start >= addr && mm->vma[i].end <= end)
-			mm->vma[i].prot = prot;
-	return 0;
+	return vma_protect(mm, addr, end, prot);
+}
+
+/*
+ * A not-present fault in a lazy VMA that allows the access: map a zeroed
+ * page and retry, as Linux does at first touch.  Anything else (no VMA,
+ * the wrong access, a protection fault) is the caller's SIGSEGV or
+ * -EFAULT.  BKL held.
+ */
+bool mm_fault(struct mm *mm, u64 va, u64 err)
+{
+	struct vma *v = vma_find(mm, va);
+	u32 need = (err & PF_WRITE) ? PROT_WRITE :
+		   (err & PF_INSTR) ? PROT_EXEC : PROT_READ;
+	bool huge;
+	u64 *e, pa;
+
+	if ((err & PF_PRESENT) || !v || !v->lazy || !(v->prot & need))
+		return false;
+	e = mm_walk(mm, va, false, &huge);
+	if (e && (*e & PTE_ADDR))
+		return false;
+	pa = page_alloc_zero();
+	if (!pa)
+		return false;
+	if (mm_map_page(mm, ALIGN_DOWN(va, PAGE_SIZE), pa, pte_flags(v->prot))) {
+		page_free(pa);
+		return false;
+	}
+	return true;
 }
 
 /* The heap is mapped in whole 2 MiB pages from a 2 MiB-aligned start. */

@@ -13,6 +13,11 @@
 #define PTE_NX		(1ull << 63)
 #define PTE_ADDR	0x000ffffffffff000ull
 
+/* #PF error code bits */
+#define PF_PRESENT	(1ull << 0)
+#define PF_WRITE	(1ull << 1)
+#define PF_INSTR	(1ull << 4)
+
 #define PROT_READ	1
 #define PROT_WRITE	2
 #define PROT_EXEC	4
@@ -22,7 +27,8 @@
 struct vma {
 	u64 start, end;
 	u32 prot;
-	u32 huge;			/* mapped with 2 MiB pages */
+	u16 huge;			/* mapped with 2 MiB pages */
+	u16 lazy;			/* pages mapped at first touch (mm_fault) */
 };
 
 /* One user address space. */
@@ -55,6 +61,7 @@ struct vma *vma_find(struct mm *mm, u64 va);
 s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
 s64 mm_munmap(struct mm *mm, u64 addr, u64 len);
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot);
+bool mm_fault(struct mm *mm, u64 va, u64 err);
 u64 mm_brk(struct mm *mm, u64 newbrk);
 struct mm *mm_fork(struct mm *src);
 
