@@ -9,7 +9,7 @@
 
 #include "layout.h"
 #include "vpmu.h"
-#include "../uapi/vpmu.h"
+#include "../uapi/vpmu_guest.h"
 
 #define PERFVISOR_IOC_TRAP_READ	0x2480
 #define PERFVISOR_IOC_TRAP_WRITE 0x2481
@@ -32,8 +32,6 @@ struct perf_attr {
 
 #define ATTR_EXCLUDE_USER	(1ull << 4)
 #define ATTR_EXCLUDE_KERNEL	(1ull << 5)
-
-#define barrier() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 
 static uint64_t vpmu_read_direct(const struct vpmu_event *e);
 
@@ -66,33 +64,15 @@ static uint64_t vpmu_read_direct(const struct vpmu_event *e)
 {
 	const volatile struct pv_vpmu_thread_page *tp = e->tpage;
 	const volatile struct pv_vpmu_vcpu_page *vp;
-	uint32_t ts, vs, cpu;
-	uint64_t pstar, v;
+	uint64_t v;
+	uint32_t ts;
 
-	for (;;) {
-		ts = tp->seq;
-		if (ts & 1)
-			continue;
-		barrier();
-		cpu = tp->smp_id;
-		vp = (const volatile void *)(PV_VPMU_VCPU_VA + 4096ull * cpu);
-		vs = vp->seq;
-		if (vs & 1)
-			continue;
-		barrier();
-		if (vp->ctr[e->idx].flags & PV_VPMU_CTR_RUNNING)
-			pstar = (vp->ctr[e->idx].sum +
-				 pv_vpmu_delta(pv_vpmu_phys_now(vp,
-							&vp->ctr[e->idx]),
-					       vp->ctr[e->idx].start)) &
-				PV_VPMU_MASK;
-		else
-			pstar = vp->ctr[e->idx].sum;
-		v = tp->ctr[e->idx].sum + pv_vpmu_delta(pstar, tp->ctr[e->idx].start);
-		barrier();
-		if (vp->seq == vs && tp->seq == ts)
-			return v - e->base;
-	}
+	do {
+		ts = pv_seq_read_begin(&tp->seq);
+		vp = (const volatile void *)(PV_VPMU_VCPU_VA +
+					     4096ull * tp->smp_id);
+	} while (!pv_vpmu_read_try(tp, ts, vp, e->idx, PV_VPMU_TSC_NOW, &v));
+	return v - e->base;
 }
 
 int vpmu_open_raw(struct vpmu_event *e, uint16_t code, bool user, bool kernel,

@@ -29,18 +29,16 @@ static const struct pmu_policy_ops pmu_policy_wallclock = {
 	.vcpu_resume = wallclock_resume,
 	.thread_out = pmu_offset_thread_out,
 	.thread_in = pmu_offset_thread_in,
-	.switch_exits = pmu_offset_switch_exits,
-	.guest_switch = pmu_offset_guest_switch,
+	.switch_rule = PMU_SWITCH_RULE_OFFSET,
 };
 
 /* --- its evaluation on the Figure 5 timeline --- */
 
-static void guest_switch(struct fx *f, const struct pmu_policy_ops *pol,
-			 struct pv_vpmu_thread_page *out,
+static void guest_switch(struct fx *f, struct pv_vpmu_thread_page *out,
 			 struct pv_vpmu_thread_page *in, uint64_t phys)
 {
 	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, phys);
-	if (pmu_guest_thread_switch(f->v, pol, out, in, phys)) {
+	if (pmu_guest_thread_switch(f->v, out, in, phys)) {
 		pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
 		assert_int_equal(pmu_thread_switch(f->v, out, in), 0);
 		pmu_vcpu_enter(f->v);
@@ -83,8 +81,8 @@ static void test_wallclock_figure5(void **state)
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 150);
 	assert_int_equal(pmu_thread_switch(v, NULL, a), 0);
 	pmu_vcpu_enter(v);
-	guest_switch(&f, &pmu_policy_wallclock, a, b, 350);	/* T1 */
-	guest_switch(&f, &pmu_policy_wallclock, b, a, 750);	/* T2 */
+	guest_switch(&f, a, b, 350);	/* T1 */
+	guest_switch(&f, b, a, 750);	/* T2 */
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 950);		/* T3 */
 	pmu_vcpu_exit(v, PMU_EXIT_OTHER);
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 1550);
