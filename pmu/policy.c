@@ -15,7 +15,8 @@
 #define PMU_POLICIES(X)		\
 	X(offset)		\
 	X(saverestore)		\
-	X(raw)
+	X(raw)			\
+	X(wallclock)
 
 #define PMU_POLICY_DECLARE(name) extern const struct pmu_policy_ops pmu_policy_##name;
 #define PMU_POLICY_ENTRY(name) &pmu_policy_##name,

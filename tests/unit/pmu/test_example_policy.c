@@ -1,36 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The worked example of docs/policies.md, compiled and checked so that the
- * guide cannot rot: `wallclock`, the offset policy minus the vCPU pause,
- * charges a thread everything that happens while the guest scheduler has
- * it on a vCPU, VMM time and host preemption included.
+ * The worked example of docs/policies.md, registered from its one file
+ * (pmu/policies/wallclock.c) and checked here so that the guide cannot
+ * rot: `wallclock`, the offset policy minus the vCPU pause, charges a
+ * thread everything that happens while the guest scheduler has it on a
+ * vCPU, VMM time and host preemption included.  tests/kvm runs it in a
+ * guest with exact counts (step-per-thread-wallclock-*).
  */
 #include "pmu_test.h"
-
-/* --- the policy, as in docs/policies.md --- */
-
-static void wallclock_deschedule(struct pmu_vcpu *v)
-{
-	/* Keep counting: time in the VMM and preemption are the thread's. */
-	(void)v;
-}
-
-static void wallclock_resume(struct pmu_vcpu *v)
-{
-	/* Idempotent; starts the counters at the very first entry. */
-	pmu_vcpu_unpause(v);
-}
-
-static const struct pmu_policy_ops pmu_policy_wallclock = {
-	.name = "wallclock",
-	.id = 16,
-	.summary = "a-mode per thread, VMM time and host preemption included",
-	.vcpu_deschedule = wallclock_deschedule,
-	.vcpu_resume = wallclock_resume,
-	.thread_out = pmu_offset_thread_out,
-	.thread_in = pmu_offset_thread_in,
-	.switch_rule = PMU_SWITCH_RULE_OFFSET,
-};
 
 /* --- its evaluation on the Figure 5 timeline --- */
 
@@ -50,7 +27,7 @@ static void test_wallclock_figure5(void **state)
 	struct pmu_config cfg = {
 		.source = "fake",
 		.nr_vcpus = 1,
-		.policy_ops = &pmu_policy_wallclock,
+		.policy = "wallclock",
 	};
 	struct pv_vpmu_vcpu_page *page = fx_page_alloc();
 	struct pv_vpmu_thread_page *a = fx_thread_alloc();
