@@ -35,7 +35,6 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
 				  step.deadline[PV_STEP_USER_BRANCHES]) ==
 	       VP_STEP_DL_BRANCHES, "asm");
 
-#define MSR_KVM_STEAL_TIME	0x4b564d03
 #define MASK48			PV_VPMU_MASK
 
 void pmu_cpu_init(struct cpu *c)
@@ -57,7 +56,8 @@ void pmu_cpu_init(struct cpu *c)
 		      c->vpage->switch_rule, c->vpage->policy_id);
 	/* Host preemption shows in KVM steal time: the tsc source uses it. */
 	if (boot_params->flags & PV_BOOT_STEAL)
-		wrmsr(MSR_KVM_STEAL_TIME, (PV_STEAL_PHYS + 64 * c->id) | 1);
+		wrmsr(PV_MSR_KVM_STEAL_TIME,
+		      (PV_STEAL_PHYS + PV_STEAL_RECORD_SIZE * c->id) | 1);
 }
 
 /* Which counters a thread page counts, and which interrupt (i-mode). */
@@ -128,34 +128,14 @@ void pmu_task_init(struct task *t, struct task *parent)
 	task_masks(t);
 }
 
-/* KVM's steal-time record of this vCPU (struct kvm_steal_time). */
-struct steal_record {
-	u64 steal;
-	u32 version;		/* odd while KVM writes */
-	u32 flags;
-};
-
 static bool steal_unaccounted(const struct pv_vpmu_vcpu_page *vp,
 			      const struct cpu *c)
 {
-	const volatile struct steal_record *r =
-		P2V(PV_STEAL_PHYS + 64 * c->id);
-	u32 v;
-	u64 ns;
-
 	if (!(boot_params->flags & PV_BOOT_STEAL))
 		return false;
-	v = r->version;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	ns = r->steal;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	/*
-	 * No retry loop: KVM rewrites the record at every vCPU entry, and
-	 * when the VMM steps kernel code that is every instruction, so a
-	 * loop would never see the version hold.  A torn read only costs
-	 * one needless exit.
-	 */
-	return (v & 1) || v != r->version || ns > vp->steal_ns;
+	return pv_steal_unaccounted(P2V(PV_STEAL_PHYS +
+					PV_STEAL_RECORD_SIZE * c->id),
+				    vp->steal_ns);
 }
 
 static struct pv_vpmu_masks task_pmu_masks(const struct task *t)

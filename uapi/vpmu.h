@@ -69,6 +69,17 @@
 /* Bits that raise #GP when set in a version-2 PMU. */
 #define PV_EVTSEL_RESERVED		(~0xffffffffull | PV_EVTSEL_ANY)
 
+/*
+ * The PERFEVTSEL value that counts PV_EVENT() `event` in user and/or
+ * kernel mode: what `vmm stat`/`vmm record` pass the guest and what the
+ * guest kernel programs for perf_event_open.
+ */
+static inline uint64_t pv_evtsel_count(uint16_t event, int user, int kernel)
+{
+	return event | PV_EVTSEL_EN | (user ? PV_EVTSEL_USR : 0) |
+		(kernel ? PV_EVTSEL_OS : 0);
+}
+
 /* IA32_FIXED_CTR_CTRL: 4 bits per fixed counter */
 #define PV_FIXED_CTRL_OS		0x1u
 #define PV_FIXED_CTRL_USR		0x2u
@@ -357,6 +368,28 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step) ==
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.count) ==
 	       PV_VPMU_STEP_OFFSET + 8, "vcpu page layout");
 _Static_assert(sizeof(struct pv_vpmu_vcpu_page) == 4096, "vcpu page size");
+
+/* ---- KVM steal time ---- */
+
+/*
+ * KVM's steal-time record (struct kvm_steal_time, the MSR's
+ * documentation in Linux's Documentation/virt/kvm/x86/msr.rst): one per
+ * vCPU at PV_STEAL_PHYS + PV_STEAL_RECORD_SIZE * vcpu id, registered by
+ * the guest kernel, written by KVM at every vCPU entry, read by the VMM
+ * to drop host preemption from time counters.
+ */
+#define PV_MSR_KVM_STEAL_TIME	0x4b564d03
+#define PV_STEAL_RECORD_SIZE	64
+
+struct pv_steal_record {
+	uint64_t steal;		/* KVM: ns the vCPU was runnable, not running */
+	uint32_t version;	/* KVM: odd while it writes */
+	uint32_t flags;
+	uint8_t pad[48];
+};
+
+_Static_assert(sizeof(struct pv_steal_record) == PV_STEAL_RECORD_SIZE,
+	       "steal record size");
 
 /* ---- Per-thread page ---- */
 

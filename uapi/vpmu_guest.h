@@ -139,6 +139,28 @@ pv_vpmu_read_try(const volatile struct pv_vpmu_thread_page *tp, uint32_t ts,
 		!pv_seq_read_retry(&tp->seq, ts);
 }
 
+/* ---- Steal time ---- */
+
+/*
+ * Did the host preempt this vCPU since the VMM last dropped steal time
+ * from its counters (it had dropped `dropped_ns`, vcpu page's steal_ns)?
+ * No retry loop: KVM rewrites the record at every vCPU entry, and when the
+ * VMM steps kernel code that is every instruction, so a loop would never
+ * see the version hold.  A torn read only costs one needless exit.
+ */
+static inline bool
+pv_steal_unaccounted(const volatile struct pv_steal_record *r,
+		     uint64_t dropped_ns)
+{
+	uint32_t v = r->version;
+	uint64_t ns;
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	ns = r->steal;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return (v & 1) || v != r->version || ns > dropped_ns;
+}
+
 /* ---- A thread's configuration ---- */
 
 /* IA32_PERF_GLOBAL_CTRL/STATUS bit of counter idx. */
