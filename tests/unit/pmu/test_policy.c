@@ -148,6 +148,34 @@ static void test_switch_costs(void **state)
 	free(idle);
 }
 
+/*
+ * The model reads counts with the guest's own code, step-back rule
+ * included: after the VMM dropped steal time, Phys* a little below
+ * Start* reads as no progress, not as 2^48 minus a little.
+ */
+static void test_guest_read_step_back(void **state)
+{
+	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
+	struct pv_vpmu_thread_page *t = fx_thread_alloc();
+
+	(void)state;
+	vp->ctr[0].flags = PV_VPMU_CTR_ENABLED | PV_VPMU_CTR_RUNNING;
+	vp->ctr[0].read = PV_VPMU_READ_TSC;
+	vp->ctr[0].sum = 1000;
+	vp->ctr[0].start = 5000;
+	t->ctr[0].sum = 70;
+	t->ctr[0].start = 1100;
+	/* Phys = 5200: Phys* = 1200, log = 70 + 100. */
+	assert_int_equal(pmu_guest_phys_star(vp, 0, 5200), 1200);
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5200), 170);
+	/* Phys* stepped back below Start*_thread: no progress. */
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5050), 70);
+	/* Phys below Start_vcpu: Phys* stays Sum_vcpu. */
+	assert_int_equal(pmu_guest_phys_star(vp, 0, 4990), 1000);
+	free(vp);
+	free(t);
+}
+
 static void test_event_names(void **state)
 {
 	uint16_t ev;
@@ -172,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_create_rejects_unknown_names),
 		cmocka_unit_test(test_create_rejects_policy_without_rule),
 		cmocka_unit_test(test_switch_costs),
+		cmocka_unit_test(test_guest_read_step_back),
 		cmocka_unit_test(test_event_names),
 	};
 
