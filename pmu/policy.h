@@ -16,7 +16,7 @@
 
 struct pmu_policy_ops {
 	const char *name;	/* --policy NAME */
-	uint32_t id;		/* enum pv_vpmu_policy_id, boot_params.policy_id */
+	uint32_t id;		/* unique; published (informative), >= 16 for research */
 	const char *summary;	/* one line for --help */
 
 	/*
