@@ -36,17 +36,21 @@ static inline bool pv_seq_read_retry(const volatile uint32_t *seq, uint32_t s)
 	return *seq != s;
 }
 
-/* Writers are never concurrent on one page: a plain increment is enough. */
-static inline void pv_seq_write_begin(volatile uint32_t *seq)
+/*
+ * Writers are never concurrent on one page: a plain increment is enough
+ * (one instruction; the guest kernel emulates every one), and the fences
+ * order it against the data stores.
+ */
+static inline void pv_seq_write_begin(uint32_t *seq)
 {
-	*seq = *seq + 1;
+	(*seq)++;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-static inline void pv_seq_write_end(volatile uint32_t *seq)
+static inline void pv_seq_write_end(uint32_t *seq)
 {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*seq = *seq + 1;
+	(*seq)++;
 }
 
 /* ---- Phys(t), Phys*(t) and the logical count ---- */
@@ -226,23 +230,23 @@ pv_vpmu_thread_masks(const volatile struct pv_vpmu_thread_page *t)
  * counters, or idle) and masks.
  */
 static inline bool
-pv_vpmu_switch_exits(const volatile struct pv_vpmu_vcpu_page *vp,
+pv_vpmu_switch_exits(const struct pv_vpmu_vcpu_page *vp,
 		     struct pv_vpmu_masks om,
-		     const volatile struct pv_vpmu_thread_page *in,
+		     const struct pv_vpmu_thread_page *in,
 		     struct pv_vpmu_masks im)
 {
 	uint32_t rule = vp->switch_rule;
 	bool new_config = in && in->config_id != vp->config_id;
 
-	if ((rule & PV_SWITCH_EXIT_IMODE) && (om.intr || im.intr))
+	if ((rule & PV_SWITCH_EXIT_IMODE) && (om.intr | im.intr))
 		return true;
 	if ((rule & PV_SWITCH_EXIT_ACTIVE) &&
-	    (om.count || om.intr || im.count || im.intr))
+	    (om.count | om.intr | im.count | im.intr))
 		return true;
 	if ((rule & PV_SWITCH_EXIT_CONFIG) && new_config)
 		return true;
 	return (rule & PV_SWITCH_EXIT_CONFIG_ACTIVE) && new_config &&
-		(im.count || im.intr);
+		(im.count | im.intr);
 }
 
 /*
@@ -250,40 +254,42 @@ pv_vpmu_switch_exits(const volatile struct pv_vpmu_vcpu_page *vp,
  * thread's smp_id, and with PV_SWITCH_FOLD the a-mode fold of the paper
  * (Sum_thread += Phys* - Start*_thread for the outgoing thread,
  * Start*_thread = Phys* for the incoming one), both pages under their
- * sequence counts.  Only counters in the masks' `count` are touched.
+ * sequence counts.  Only counters in the masks' `count` are touched; the
+ * masks of an absent (NULL) page must be zero.  Every instruction here
+ * is emulated in the guest kernel: keep it lean.
  */
 static inline void
-pv_vpmu_switch_local(const volatile struct pv_vpmu_vcpu_page *vp,
+pv_vpmu_switch_local(const struct pv_vpmu_vcpu_page *vp,
 		     struct pv_vpmu_thread_page *out, struct pv_vpmu_masks om,
 		     struct pv_vpmu_thread_page *in, struct pv_vpmu_masks im,
 		     uint32_t smp_id, uint64_t tsc)
 {
-	uint32_t m = 0;
-	bool write_out;
+	uint32_t oc = 0, ic = 0;
 
-	if (vp->switch_rule & PV_SWITCH_FOLD)
-		m = (out ? om.count : 0) | (in ? im.count : 0);
-	write_out = out && m;
-	if (write_out)
+	if (vp->switch_rule & PV_SWITCH_FOLD) {
+		oc = om.count;
+		ic = im.count;
+	}
+	if (oc)
 		pv_seq_write_begin(&out->seq);
 	if (in) {
 		pv_seq_write_begin(&in->seq);
 		in->smp_id = smp_id;
 	}
-	for (unsigned int i = 0; m; i++, m >>= 1) {
+	for (unsigned int i = 0, left = oc | ic; left; i++, left >>= 1) {
 		uint64_t ps;
 
-		if (!(m & 1))
+		if (!(left & 1))
 			continue;
 		ps = pv_vpmu_phys_star(vp, i, tsc);
-		if (out && (om.count & (1u << i)))
+		if (oc & (1u << i))
 			out->ctr[i].sum += pv_vpmu_delta(ps, out->ctr[i].start);
-		if (in && (im.count & (1u << i)))
+		if (ic & (1u << i))
 			in->ctr[i].start = ps;
 	}
 	if (in)
 		pv_seq_write_end(&in->seq);
-	if (write_out)
+	if (oc)
 		pv_seq_write_end(&out->seq);
 }
 
