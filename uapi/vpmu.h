@@ -113,7 +113,8 @@ static inline uint64_t pv_evtsel_count(uint16_t event, int user, int kernel)
  * the VMM drops steal time from a counter after the guest read it (the
  * host preempted the vCPU meanwhile).  A delta in the upper half of the
  * range is such a step back, not 2^47 events, and counts as zero.  The
- * guest kernel, libvpmu and the offset policy all use this one rule.
+ * guest kernel, libvpmu, the test model and the offset policy all use
+ * this one rule (the first three through uapi/vpmu_guest.h).
  */
 static inline uint64_t pv_vpmu_delta(uint64_t now, uint64_t start)
 {
