@@ -15,49 +15,14 @@
 #include "kernel.h"
 #include "mm.h"
 #include "perf_event.h"
+#include "perf_abi.h"
 #include "pmu_guest.h"
 #include "task.h"
 #include "vfs.h"
 #include "vpmu.h"
 
-#define PERF_TYPE_HARDWARE	0
-#define PERF_TYPE_RAW		4
-#define PERF_COUNT_HW_CPU_CYCLES	0
-#define PERF_COUNT_HW_INSTRUCTIONS	1
-#define PERF_COUNT_HW_BRANCH_INSTRUCTIONS 4
-#define PERF_COUNT_HW_REF_CPU_CYCLES	9
-
-#define ATTR_DISABLED		(1ull << 0)
-#define ATTR_INHERIT		(1ull << 1)
-#define ATTR_EXCLUDE_USER	(1ull << 4)
-#define ATTR_EXCLUDE_KERNEL	(1ull << 5)
-#define ATTR_FREQ		(1ull << 10)
-
-#define PERF_EVENT_IOC_ENABLE	0x2400
-#define PERF_EVENT_IOC_DISABLE	0x2401
-#define PERF_EVENT_IOC_REFRESH	0x2402
-#define PERF_EVENT_IOC_RESET	0x2403
-#define PERF_EVENT_IOC_PERIOD	0x40082404
-#define PERF_EVENT_IOC_ID	0x80082407
-#define PERFVISOR_IOC_TRAP_READ	0x2480	/* bench: cycles of a trapped rdmsr */
-#define PERFVISOR_IOC_TRAP_WRITE 0x2481	/* bench: cycles of a trapped wrmsr */
-
-#define PERF_FORMAT_TOTAL_TIME_ENABLED	1
-#define PERF_FORMAT_TOTAL_TIME_RUNNING	2
-#define PERF_FORMAT_ID			4
-
 #define O_ASYNC			020000
 #define POLL_IN			1
-
-struct perf_attr {
-	u32 type, size;
-	u64 config;
-	u64 sample_period;
-	u64 sample_type;
-	u64 read_format;
-	u64 flags;
-	/* the rest is not used */
-};
 
 static u64 config_hash(const struct pv_vpmu_thread_page *tp)
 {
@@ -127,7 +92,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 			u64 a5)
 {
 	struct task *t = current_task();
-	struct perf_attr attr;
+	struct pv_perf_attr attr;
 	struct pv_vpmu_thread_page *tp;
 	struct perf_event *e;
 	struct inode *n;
@@ -143,20 +108,20 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	if (((int)pid != 0 && (int)pid != t->tid) || (int)cpu != -1 ||
 	    (int)group != -1)
 		return -EINVAL;		/* self-monitoring only */
-	if (attr.type == PERF_TYPE_HARDWARE) {
+	if (attr.type == PV_PERF_TYPE_HARDWARE) {
 		switch (attr.config) {
-		case PERF_COUNT_HW_CPU_CYCLES: ev = PV_EVENT_CYCLES; break;
-		case PERF_COUNT_HW_INSTRUCTIONS: ev = PV_EVENT_INSTRUCTIONS; break;
-		case PERF_COUNT_HW_BRANCH_INSTRUCTIONS: ev = PV_EVENT_BRANCHES; break;
-		case PERF_COUNT_HW_REF_CPU_CYCLES: ev = PV_EVENT_REF_CYCLES; break;
+		case PV_PERF_COUNT_HW_CPU_CYCLES: ev = PV_EVENT_CYCLES; break;
+		case PV_PERF_COUNT_HW_INSTRUCTIONS: ev = PV_EVENT_INSTRUCTIONS; break;
+		case PV_PERF_COUNT_HW_BRANCH_INSTRUCTIONS: ev = PV_EVENT_BRANCHES; break;
+		case PV_PERF_COUNT_HW_REF_CPU_CYCLES: ev = PV_EVENT_REF_CYCLES; break;
 		default: return -ENOENT;
 		}
-	} else if (attr.type == PERF_TYPE_RAW) {
+	} else if (attr.type == PV_PERF_TYPE_RAW) {
 		ev = attr.config & 0xffff;
 	} else {
 		return -ENOENT;
 	}
-	if (attr.flags & ATTR_FREQ)
+	if (attr.flags & PV_PERF_ATTR_FREQ)
 		return -EINVAL;
 	if (!t->tpage && pmu_task_alloc_page(t))
 		return -ENOMEM;
@@ -180,11 +145,9 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	e->read_format = attr.read_format;
 	e->signo = SIGIO;
 	e->sig_tid = t->tid;
-	e->enabled = !(attr.flags & ATTR_DISABLED);
+	e->enabled = !(attr.flags & PV_PERF_ATTR_DISABLED);
 	n->perf = e;
-	evtsel = ev | PV_EVTSEL_EN |
-		 (attr.flags & ATTR_EXCLUDE_USER ? 0 : PV_EVTSEL_USR) |
-		 (attr.flags & ATTR_EXCLUDE_KERNEL ? 0 : PV_EVTSEL_OS);
+	evtsel = pv_perf_attr_evtsel(ev, attr.flags);
 	if (e->period) {
 		evtsel |= PV_EVTSEL_INT;
 		/* i-mode: the counter starts 'period' before it wraps. */
@@ -225,11 +188,11 @@ s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len)
 	int n = 0;
 
 	v[n++] = event_value(e);
-	if (e->read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+	if (e->read_format & PV_PERF_FORMAT_TOTAL_TIME_ENABLED)
 		v[n++] = ns_from_tsc(rdtsc());
-	if (e->read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+	if (e->read_format & PV_PERF_FORMAT_TOTAL_TIME_RUNNING)
 		v[n++] = ns_from_tsc(rdtsc());
-	if (e->read_format & PERF_FORMAT_ID)
+	if (e->read_format & PV_PERF_FORMAT_ID)
 		v[n++] = e->idx;
 	if (len < n * 8u)
 		return -ENOSPC;
@@ -262,32 +225,32 @@ s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg)
 	u64 v;
 
 	switch ((u32)cmd) {	/* an int in the C library: sign-extended */
-	case PERF_EVENT_IOC_ENABLE:
-	case PERF_EVENT_IOC_REFRESH:
+	case PV_PERF_EVENT_IOC_ENABLE:
+	case PV_PERF_EVENT_IOC_REFRESH:
 		if (!e->enabled) {
 			e->base = event_raw(e) - e->frozen;
 			e->enabled = true;
 		}
 		return 0;
-	case PERF_EVENT_IOC_DISABLE:
+	case PV_PERF_EVENT_IOC_DISABLE:
 		if (e->enabled) {
 			e->frozen = event_value(e);
 			e->enabled = false;
 		}
 		return 0;
-	case PERF_EVENT_IOC_RESET:
+	case PV_PERF_EVENT_IOC_RESET:
 		e->base = event_raw(e);
 		e->frozen = 0;
 		return 0;
-	case PERF_EVENT_IOC_ID:
+	case PV_PERF_EVENT_IOC_ID:
 		v = e->idx;
 		if (!user_range_ok(arg, 8) || copy_to_user((void *)arg, &v, 8))
 			return -EFAULT;
 		return 0;
-	case PERFVISOR_IOC_TRAP_READ:
+	case PV_PERFVISOR_IOC_TRAP_READ:
 		/* cycles of `arg` rdmsr of IA32_PMC0, each a trip to the VMM */
 		return trap_read_cycles(arg > 100000 ? 100000 : arg);
-	case PERFVISOR_IOC_TRAP_WRITE:
+	case PV_PERFVISOR_IOC_TRAP_WRITE:
 		return trap_write_cycles(arg > 100000 ? 100000 : arg);
 	default:
 		return -ENOTTY;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Guest side of the virtual PMU.  The layouts are in uapi/vpmu.h; the
- * arithmetic mirrors pmu/guest_model.c (the reference the VMM is tested
- * against).  Budget: every instruction here runs emulated, so per-thread
+ * Guest side of the virtual PMU.  The layouts are in uapi/vpmu.h, the
+ * arithmetic and the policy's switch rule in uapi/vpmu_guest.h (compiled
+ * by the VMM's test model too); nothing here depends on the policy.  Budget: every instruction here runs emulated, so per-thread
  * masks are precomputed and the switch path touches only live counters.
  */
 #include "kernel.h"
@@ -12,6 +12,7 @@
 #include "stat.h"
 #include "task.h"
 #include "vpmu.h"
+#include "vpmu_guest.h"
 #include "x86_decode.h"
 
 _Static_assert(__builtin_offsetof(struct task, cpu) == TASK_CPU, "asm");
@@ -34,36 +35,7 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
 				  step.deadline[PV_STEP_USER_BRANCHES]) ==
 	       VP_STEP_DL_BRANCHES, "asm");
 
-#define MSR_KVM_STEAL_TIME	0x4b564d03
 #define MASK48			PV_VPMU_MASK
-
-static u32 seq_begin(const volatile u32 *seq)
-{
-	u32 s;
-
-	while ((s = *seq) & 1)
-		__builtin_ia32_pause();
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return s;
-}
-
-static bool seq_retry(const volatile u32 *seq, u32 s)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return *seq != s;
-}
-
-static void tpage_write_begin(struct pv_vpmu_thread_page *t)
-{
-	t->seq++;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static void tpage_write_end(struct pv_vpmu_thread_page *t)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	t->seq++;
-}
 
 void pmu_cpu_init(struct cpu *c)
 {
@@ -72,48 +44,29 @@ void pmu_cpu_init(struct cpu *c)
 	if (!pa)
 		panic("no memory for the vCPU counter page");
 	c->vpage = P2V(pa);
-	hcall(PV_HC_PMU_VCPU_PAGE, pa, 0, 0);
+	/*
+	 * The VMM publishes its policy's switch rule at registration.  A page
+	 * it accepted without a valid rule is an error, not "some default
+	 * policy": counts would be silently wrong.  No PMU (-ENOSYS) leaves
+	 * the page zero, and nothing ever has a thread page to switch.
+	 */
+	if (!hcall(PV_HC_PMU_VCPU_PAGE, pa, 0, 0) &&
+	    !pv_switch_rule_ok(c->vpage->switch_rule))
+		panic("vCPU page: unknown policy switch rule %x (policy id %u)",
+		      c->vpage->switch_rule, c->vpage->policy_id);
 	/* Host preemption shows in KVM steal time: the tsc source uses it. */
 	if (boot_params->flags & PV_BOOT_STEAL)
-		wrmsr(MSR_KVM_STEAL_TIME, (PV_STEAL_PHYS + 64 * c->id) | 1);
-}
-
-/* Phys*(now) of counter i on this vCPU: Sum_vcpu + Phys - Start_vcpu. */
-static u64 phys_star(const struct pv_vpmu_vcpu_page *vp, int i)
-{
-	const struct pv_vpmu_counter *ctr = &vp->ctr[i];
-	u64 v;
-	u32 s;
-
-	do {
-		s = seq_begin(&vp->seq);
-		v = ctr->sum;
-		if (ctr->flags & PV_VPMU_CTR_RUNNING)
-			v = (v + pv_vpmu_delta(pv_vpmu_phys_now(vp, ctr),
-					       ctr->start)) & MASK48;
-	} while (seq_retry(&vp->seq, s));
-	return v;
+		wrmsr(PV_MSR_KVM_STEAL_TIME,
+		      (PV_STEAL_PHYS + PV_STEAL_RECORD_SIZE * c->id) | 1);
 }
 
 /* Which counters a thread page counts, and which interrupt (i-mode). */
 static void task_masks(struct task *t)
 {
-	struct pv_vpmu_thread_page *tp = t->tpage;
+	struct pv_vpmu_masks m = pv_vpmu_thread_masks(t->tpage);
 
-	t->pmu_count_mask = 0;
-	t->pmu_int_mask = 0;
-	for (int i = 0; i < PV_VPMU_NR_GP; i++) {
-		u64 e = tp->evtsel[i];
-
-		if (!(tp->global_ctrl & (1ull << i)) ||
-		    !(e & PV_EVTSEL_EN) ||
-		    !(e & (PV_EVTSEL_USR | PV_EVTSEL_OS)))
-			continue;
-		if (e & PV_EVTSEL_INT)
-			t->pmu_int_mask |= 1u << i;
-		else
-			t->pmu_count_mask |= 1u << i;
-	}
+	t->pmu_count_mask = m.count;
+	t->pmu_int_mask = m.intr;
 }
 
 int pmu_task_alloc_page(struct task *t)
@@ -175,116 +128,59 @@ void pmu_task_init(struct task *t, struct task *parent)
 	task_masks(t);
 }
 
-static bool switch_needs_vmm(const struct pv_vpmu_vcpu_page *vp,
-			     struct task *out, struct task *in)
-{
-	switch (vp->policy_id) {
-	case PV_VPMU_POLICY_OFFSET:
-		if ((out && out->pmu_int_mask) || (in && in->pmu_int_mask))
-			return true;
-		return in && in->tpage && (in->pmu_count_mask ||
-					   in->pmu_int_mask) &&
-		       in->tpage->config_id != vp->config_id;
-	case PV_VPMU_POLICY_SAVERESTORE:
-		return (out && (out->pmu_count_mask | out->pmu_int_mask)) ||
-		       (in && (in->pmu_count_mask | in->pmu_int_mask));
-	default:
-		/* raw and others: the VMM loads a configuration it has not
-		 * seen yet; the counters are never switched. */
-		return in && in->tpage && in->tpage->config_id != vp->config_id;
-	}
-}
-
-/* KVM's steal-time record of this vCPU (struct kvm_steal_time). */
-struct steal_record {
-	u64 steal;
-	u32 version;		/* odd while KVM writes */
-	u32 flags;
-};
-
 static bool steal_unaccounted(const struct pv_vpmu_vcpu_page *vp,
 			      const struct cpu *c)
 {
-	const volatile struct steal_record *r =
-		P2V(PV_STEAL_PHYS + 64 * c->id);
-	u32 v;
-	u64 ns;
-
 	if (!(boot_params->flags & PV_BOOT_STEAL))
 		return false;
-	v = r->version;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	ns = r->steal;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	/*
-	 * No retry loop: KVM rewrites the record at every vCPU entry, and
-	 * when the VMM steps kernel code that is every instruction, so a
-	 * loop would never see the version hold.  A torn read only costs
-	 * one needless exit.
-	 */
-	return (v & 1) || v != r->version || ns > vp->steal_ns;
+	return pv_steal_unaccounted(P2V(PV_STEAL_PHYS +
+					PV_STEAL_RECORD_SIZE * c->id),
+				    vp->steal_ns);
 }
 
-/* The paper's a-mode at a switch with no exit. */
-static void switch_offset(const struct pv_vpmu_vcpu_page *vp,
-			  struct task *out, struct task *in)
+static struct pv_vpmu_masks task_pmu_masks(const struct task *t)
 {
-	u32 m = (out ? out->pmu_count_mask : 0) | (in ? in->pmu_count_mask : 0);
+	struct pv_vpmu_masks m = { 0, 0 };
 
-	for (int i = 0; m; i++, m >>= 1) {
-		u64 ps;
-
-		if (!(m & 1))
-			continue;
-		ps = phys_star(vp, i);
-		if (out && (out->pmu_count_mask & (1u << i)))
-			out->tpage->ctr[i].sum += pv_vpmu_delta(ps,
-						out->tpage->ctr[i].start);
-		if (in && (in->pmu_count_mask & (1u << i)))
-			in->tpage->ctr[i].start = ps;
+	if (t) {
+		m.count = t->pmu_count_mask;
+		m.intr = t->pmu_int_mask;
 	}
+	return m;
 }
 
+/*
+ * The switch point, by the rule the VMM's policy published in the vCPU
+ * page: one batched hypercall, or the switch done here without exit.
+ */
 void pmu_switch(struct task *prev, struct task *next, struct cpu *c)
 {
 	const struct pv_vpmu_vcpu_page *vp = c->vpage;
 	struct task *out = prev->tpage ? prev : NULL;
 	struct task *in = next->tpage ? next : NULL;
+	struct pv_vpmu_masks om = task_pmu_masks(out);
+	struct pv_vpmu_masks im = task_pmu_masks(in);
 
 	if (!out && !in)
 		return;
-	if (switch_needs_vmm(vp, out, in)) {
+	if (pv_vpmu_switch_exits(vp, om, in ? in->tpage : NULL, im)) {
 		if (in) {
-			tpage_write_begin(in->tpage);
+			pv_seq_write_begin(&in->tpage->seq);
 			in->tpage->smp_id = c->id;
-			tpage_write_end(in->tpage);
+			pv_seq_write_end(&in->tpage->seq);
 		}
 		/* One batched suspend/resume, like perfctr-xen's. */
 		hcall(PV_HC_PMU_SWITCH, out ? V2P(out->tpage) : 0,
 		      in ? V2P(in->tpage) : 0, 0);
 		return;
 	}
-	if (vp->policy_id != PV_VPMU_POLICY_OFFSET) {
-		if (in)
-			in->tpage->smp_id = c->id;
-		return;
-	}
 	/* Steal the VMM has not dropped yet belongs to the outgoing thread's
 	 * time only if it is dropped before the fold: one exit, and only
 	 * after the host preempted this vCPU. */
-	if (steal_unaccounted(vp, c))
+	if ((vp->switch_rule & PV_SWITCH_FOLD) && steal_unaccounted(vp, c))
 		hcall(PV_HC_PMU_POLL, 0, 0, 0);
-	if (out)
-		tpage_write_begin(out->tpage);
-	if (in) {
-		tpage_write_begin(in->tpage);
-		in->tpage->smp_id = c->id;
-	}
-	switch_offset(vp, out, in);
-	if (in)
-		tpage_write_end(in->tpage);
-	if (out)
-		tpage_write_end(out->tpage);
+	pv_vpmu_switch_local(vp, out ? out->tpage : NULL, om,
+			     in ? in->tpage : NULL, im, c->id, PV_VPMU_TSC_NOW);
 }
 
 /*
@@ -296,17 +192,16 @@ static u64 task_count(struct task *t, int i)
 {
 	struct pv_vpmu_thread_page *tp = t->tpage;
 	const struct pv_vpmu_vcpu_page *vp = t->cpu ? t->cpu->vpage : NULL;
-	bool loaded = (t->pmu_int_mask & (1u << i)) ||
-		(vp && vp->policy_id == PV_VPMU_POLICY_SAVERESTORE);
+	bool loaded = pv_vpmu_counter_loaded(vp, task_pmu_masks(t), i);
 
 	/* A loaded counter is the thread's value itself.  It sits near
 	 * 2^48 when it interrupts, so it must not pass through the
 	 * step-back rule of pv_vpmu_delta(), which would read it as 0. */
 	if (t->state == TASK_RUNNING && vp && loaded)
-		return phys_star(vp, i);
+		return pv_vpmu_phys_star(vp, i, PV_VPMU_TSC_NOW);
 	if (t->state == TASK_RUNNING && vp)
-		return tp->ctr[i].sum + pv_vpmu_delta(phys_star(vp, i),
-						tp->ctr[i].start);
+		return pv_vpmu_log(&tp->ctr[i],
+				   pv_vpmu_phys_star(vp, i, PV_VPMU_TSC_NOW));
 	return loaded ? tp->ctr[i].saved : tp->ctr[i].sum;
 }
 

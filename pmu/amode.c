@@ -148,6 +148,7 @@ void pmu_vcpu_publish(struct pmu_vcpu *v)
 	p->abi_version = PV_VPMU_ABI_VERSION;
 	p->vcpu_id = v->id;
 	p->policy_id = pmu->policy->id;
+	p->switch_rule = pmu->policy->switch_rule;
 	p->source_id = pmu->src->ops->id;
 	p->width = PV_VPMU_WIDTH;
 	p->nr_counters = PV_VPMU_NR_COUNTERS;

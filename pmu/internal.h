@@ -8,6 +8,7 @@
 #include "pmu.h"
 #include "policy.h"
 #include "source.h"
+#include "vpmu_guest.h"
 
 #define PMU_NR		PV_VPMU_NR_COUNTERS
 #define PMU_VIRT_SLOTS	64	/* virtual event totals, by umask */
@@ -59,8 +60,7 @@ struct pmu {
 
 static inline uint64_t pmu_status_bit(unsigned int idx)
 {
-	return idx < PV_VPMU_NR_GP ? 1ull << idx :
-		1ull << (PV_GLOBAL_FIXED_SHIFT + idx - PV_VPMU_NR_GP);
+	return pv_vpmu_global_bit(idx);
 }
 
 static inline uint64_t pmu_global_valid(void)
@@ -93,16 +93,15 @@ void pmu_counter_overflowed(struct pmu_vcpu *v, unsigned int idx,
 /* msr.c: recompute the derived state of counter idx after a change */
 void pmu_counter_reprogram(struct pmu_vcpu *v, unsigned int idx);
 
-/* seqlock stores on guest-shared memory */
+/* The sequence protocol of the shared pages, as the guest writes it. */
 static inline void pmu_seq_begin(uint32_t *seq)
 {
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pv_seq_write_begin(seq);
 }
 
 static inline void pmu_seq_end(uint32_t *seq)
 {
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+	pv_seq_write_end(seq);
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "vpmu_guest.h"
 
 #define FIXED_CTRL_VALID	((1ull << (4 * PV_VPMU_NR_FIXED)) - 1)
 #define FIXED_CTRL_ANY_BITS	(0x444ull & FIXED_CTRL_VALID)
@@ -250,27 +251,17 @@ bool pmu_vcpu_config_equal(const struct pmu_vcpu *v,
 		v->global_ctrl == t->global_ctrl;
 }
 
+/* The guest's own reading of a configuration (uapi/vpmu_guest.h). */
 bool pmu_thread_counter_enabled(const struct pv_vpmu_thread_page *t,
 				unsigned int idx)
 {
-	if (!(t->global_ctrl & pmu_status_bit(idx)))
-		return false;
-	if (idx < PV_VPMU_NR_GP)
-		return (t->evtsel[idx] & PV_EVTSEL_EN) &&
-			(t->evtsel[idx] & (PV_EVTSEL_USR | PV_EVTSEL_OS));
-	return PV_FIXED_CTRL_FIELD(t->fixed_ctrl, idx - PV_VPMU_NR_GP) &
-		(PV_FIXED_CTRL_USR | PV_FIXED_CTRL_OS);
+	return pv_vpmu_thread_counter_enabled(t, idx);
 }
 
 bool pmu_thread_counter_interrupts(const struct pv_vpmu_thread_page *t,
 				   unsigned int idx)
 {
-	if (!pmu_thread_counter_enabled(t, idx))
-		return false;
-	if (idx < PV_VPMU_NR_GP)
-		return t->evtsel[idx] & PV_EVTSEL_INT;
-	return PV_FIXED_CTRL_FIELD(t->fixed_ctrl, idx - PV_VPMU_NR_GP) &
-		PV_FIXED_CTRL_PMI;
+	return pv_vpmu_thread_counter_interrupts(t, idx);
 }
 
 bool pmu_thread_active(const struct pv_vpmu_thread_page *t)

@@ -69,6 +69,11 @@ int pmu_create(const struct pmu_config *cfg, struct pmu **out,
 		*err = "unknown policy";
 		goto fail;
 	}
+	/* The guest refuses a page without a valid rule: fail here first. */
+	if (!pv_switch_rule_ok(pmu->policy->switch_rule)) {
+		*err = "policy has no valid guest switch rule";
+		goto fail;
+	}
 	sops = pmu_source_lookup(cfg->source ? cfg->source : "tsc");
 	if (!sops) {
 		*err = "unknown event source";

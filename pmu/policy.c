@@ -7,10 +7,24 @@
 
 #include "internal.h"
 
+/*
+ * Every policy, by the name of its pmu_policy_<name> in
+ * pmu/policies/<name>.c.  Registering one is one line here (and its file
+ * in pmu/meson.build); nothing else, guest kernel included, names it.
+ */
+#define PMU_POLICIES(X)		\
+	X(offset)		\
+	X(saverestore)		\
+	X(raw)			\
+	X(wallclock)
+
+#define PMU_POLICY_DECLARE(name) extern const struct pmu_policy_ops pmu_policy_##name;
+#define PMU_POLICY_ENTRY(name) &pmu_policy_##name,
+
+PMU_POLICIES(PMU_POLICY_DECLARE)
+
 static const struct pmu_policy_ops *const policies[] = {
-	&pmu_policy_offset,
-	&pmu_policy_saverestore,
-	&pmu_policy_raw,
+	PMU_POLICIES(PMU_POLICY_ENTRY)
 };
 
 #define NR_POLICIES (sizeof(policies) / sizeof(policies[0]))

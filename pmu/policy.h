@@ -16,7 +16,7 @@
 
 struct pmu_policy_ops {
 	const char *name;	/* --policy NAME */
-	uint32_t id;		/* enum pv_vpmu_policy_id, boot_params.policy_id */
+	uint32_t id;		/* unique; published (informative), >= 16 for research */
 	const char *summary;	/* one line for --help */
 
 	/*
@@ -38,26 +38,14 @@ struct pmu_policy_ops {
 	int (*thread_in)(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
 
 	/*
-	 * The cost of one guest thread switch on the vCPU of page `vp`: how
-	 * many VM exits the guest kernel takes (0, or 1 for the batched
-	 * hypercall).  The guest kernel's half of the policy makes the same
-	 * decision from the same pages.  `out`/`in` may be NULL (idle).
-	 * Required.
+	 * The guest half: the rule the guest kernel applies at a thread switch
+	 * (exit or not, fold offsets or not), PV_SWITCH_* of uapi/vpmu.h with
+	 * PV_SWITCH_VALID set.  The VMM publishes it in every vCPU page; the
+	 * guest evaluates it with pv_vpmu_switch_exits() and
+	 * pv_vpmu_switch_local() (uapi/vpmu_guest.h), as does the test model
+	 * (pmu_guest_thread_switch()).  Required.
 	 */
-	unsigned int (*switch_exits)(const struct pv_vpmu_vcpu_page *vp,
-				     const struct pv_vpmu_thread_page *out,
-				     const struct pv_vpmu_thread_page *in);
-
-	/*
-	 * The guest kernel's half for a switch that takes no exit, as a
-	 * reference model (the guest kernel reimplements it against the same
-	 * pages): update `out` and `in` from the vCPU page alone.  `tsc` is
-	 * the value rdtsc returns now.  NULL if switch_exits() is never 0 or
-	 * there is nothing to do.
-	 */
-	void (*guest_switch)(const struct pv_vpmu_vcpu_page *vp,
-			     struct pv_vpmu_thread_page *out,
-			     struct pv_vpmu_thread_page *in, uint64_t tsc);
+	uint32_t switch_rule;
 
 	/*
 	 * Counter `idx` crossed 2^48 `n` times (its status bit is already
@@ -135,22 +123,29 @@ void pmu_thread_write_end(struct pv_vpmu_thread_page *t);
 
 /* ---- The guest's view, computed from the shared pages only ---- */
 
-/* Phys*(t) of counter idx from the vCPU page; `tsc` is rdtsc now. */
+/*
+ * The test model of the guest, on uapi/vpmu_guest.h (the code the guest
+ * kernel and libvpmu compile).  `tsc` stands for what rdtsc returns now.
+ */
+/* Phys*(t) of counter idx from the vCPU page. */
 uint64_t pmu_guest_phys_star(const struct pv_vpmu_vcpu_page *vp,
 			     unsigned int idx, uint64_t tsc);
 /* The logical per-thread value, exactly as the user library reads it. */
 uint64_t pmu_guest_read(const struct pv_vpmu_vcpu_page *vp,
 			const struct pv_vpmu_thread_page *t, unsigned int idx,
 			uint64_t tsc);
+/* Exits of a guest thread switch under the rule published in vp (0 or 1). */
+unsigned int pmu_guest_switch_exits(const struct pv_vpmu_vcpu_page *vp,
+				    const struct pv_vpmu_thread_page *out,
+				    const struct pv_vpmu_thread_page *in);
 /*
- * A guest thread switch as the guest kernel does it: returns the number of
- * exits it needs (policy->switch_exits()).  When 0 the switch is done here
- * with policy->guest_switch(); otherwise the caller must perform the
+ * A guest thread switch as the guest kernel does it, under the rule the
+ * VMM published in v's page: returns the number of exits it needs.  When
+ * 0 the switch is done here; otherwise the caller must perform the
  * PV_HC_PMU_SWITCH hypercall (pmu_vcpu_exit, pmu_thread_switch,
  * pmu_vcpu_enter).
  */
 unsigned int pmu_guest_thread_switch(struct pmu_vcpu *v,
-				     const struct pmu_policy_ops *pol,
 				     struct pv_vpmu_thread_page *out,
 				     struct pv_vpmu_thread_page *in,
 				     uint64_t tsc);
@@ -161,15 +156,11 @@ unsigned int pmu_guest_thread_switch(struct pmu_vcpu *v,
  */
 int pmu_offset_thread_out(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
 int pmu_offset_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t);
-unsigned int pmu_offset_switch_exits(const struct pv_vpmu_vcpu_page *vp,
-				     const struct pv_vpmu_thread_page *out,
-				     const struct pv_vpmu_thread_page *in);
-void pmu_offset_guest_switch(const struct pv_vpmu_vcpu_page *vp,
-			     struct pv_vpmu_thread_page *out,
-			     struct pv_vpmu_thread_page *in, uint64_t tsc);
-
-extern const struct pmu_policy_ops pmu_policy_offset;
-extern const struct pmu_policy_ops pmu_policy_saverestore;
-extern const struct pmu_policy_ops pmu_policy_raw;
+/*
+ * The offset policy's guest half: exit for i-mode counters and for an
+ * incoming configuration that is not loaded, else fold offsets.
+ */
+#define PMU_SWITCH_RULE_OFFSET	(PV_SWITCH_VALID | PV_SWITCH_EXIT_IMODE | \
+				 PV_SWITCH_EXIT_CONFIG_ACTIVE | PV_SWITCH_FOLD)
 
 #endif

@@ -55,7 +55,8 @@ struct pv_boot_params {
 	uint64_t initrd_size;
 	uint32_t ncpus;
 	uint32_t flags;
-	uint32_t policy_id;		/* pmu policy (guest-side half) */
+	uint32_t policy_id;		/* pmu policy, informative: the guest
+				 * applies the vCPU page's switch_rule */
 	uint32_t source_id;		/* pmu event source */
 	uint32_t nmemmap;
 	uint32_t argc;			/* strings in args[]: argv then envp */

@@ -4,28 +4,21 @@
  * user library: MSR numbers, event encodings, PMU hypercalls, and the two
  * shared-page layouts of the paper's a-mode (Nikolaev & Back, VEE 2011).
  *
- * Reading a per-thread count without a trap (user library):
+ * Reading a per-thread count without a trap (user library, guest kernel):
  *
- *	do {
- *		ts = thread->seq;               (retry while odd)
- *		vp = &vcpu_pages[thread->smp_id];
- *		vs = vp->seq;                   (retry while odd)
- *		c = &vp->ctr[idx];
- *		phys_star = c->sum;
- *		if (c->flags & PV_VPMU_CTR_RUNNING)
- *			phys_star += pv_vpmu_phys_now(vp, c) - c->start;
- *		log = thread->ctr[idx].sum
- *		      + ((phys_star - thread->ctr[idx].start) & PV_VPMU_MASK);
- *	} while (vp->seq != vs || thread->seq != ts);
+ *	Phys*  = c->sum + (Phys(t) - c->start)   while c is RUNNING, else c->sum
+ *	log    = thread->ctr[idx].sum + (Phys* - thread->ctr[idx].start)
  *
- * pv_vpmu_phys_now() (below) depends on c->read: rdtsc for
- * PV_VPMU_READ_TSC, the sum of the step counts selected by c->step_mask
- * for PV_VPMU_READ_STEP, nothing (phys_star = c->sum) for
- * PV_VPMU_READ_NONE; PV_VPMU_READ_TRAP counters
- * have no direct read and must be read with rdmsr by the kernel.
- * Every policy keeps this one formula valid: policies that keep the count
- * in the vCPU counter itself (saverestore, raw) leave the thread's sum and
- * start at 0, so log = phys_star.
+ * under the sequence counts of both pages, with Phys(t) depending on
+ * c->read: rdtsc for PV_VPMU_READ_TSC, the sum of the step counts
+ * selected by c->step_mask for PV_VPMU_READ_STEP, nothing (Phys* =
+ * c->sum) for PV_VPMU_READ_NONE; PV_VPMU_READ_TRAP counters have no
+ * direct read and must be read with rdmsr by the kernel.  The code is
+ * uapi/vpmu_guest.h, the one definition the guest kernel, libvpmu and the
+ * VMM's test model all compile.  Every policy keeps this one formula
+ * valid: policies that keep the count in the vCPU counter itself
+ * (saverestore, raw) leave the thread's sum and start at 0, so
+ * log = Phys*.
  *
  * Fixed-width types only: the same structs are compiled by the host (gcc or
  * clang, x86-64) and the freestanding guest kernel.
@@ -76,6 +69,17 @@
 /* Bits that raise #GP when set in a version-2 PMU. */
 #define PV_EVTSEL_RESERVED		(~0xffffffffull | PV_EVTSEL_ANY)
 
+/*
+ * The PERFEVTSEL value that counts PV_EVENT() `event` in user and/or
+ * kernel mode: what `vmm stat`/`vmm record` pass the guest and what the
+ * guest kernel programs for perf_event_open.
+ */
+static inline uint64_t pv_evtsel_count(uint16_t event, int user, int kernel)
+{
+	return event | PV_EVTSEL_EN | (user ? PV_EVTSEL_USR : 0) |
+		(kernel ? PV_EVTSEL_OS : 0);
+}
+
 /* IA32_FIXED_CTR_CTRL: 4 bits per fixed counter */
 #define PV_FIXED_CTRL_OS		0x1u
 #define PV_FIXED_CTRL_USR		0x2u
@@ -109,7 +113,8 @@
  * the VMM drops steal time from a counter after the guest read it (the
  * host preempted the vCPU meanwhile).  A delta in the upper half of the
  * range is such a step back, not 2^47 events, and counts as zero.  The
- * guest kernel, libvpmu and the offset policy all use this one rule.
+ * guest kernel, libvpmu, the test model and the offset policy all use
+ * this one rule (the first three through uapi/vpmu_guest.h).
  */
 static inline uint64_t pv_vpmu_delta(uint64_t now, uint64_t start)
 {
@@ -220,6 +225,35 @@ enum pv_vpmu_hypercall {
 	PV_HC_PMU_NR
 };
 
+/*
+ * struct pv_vpmu_vcpu_page.switch_rule: the guest half of the policy, as
+ * data.  The VMM publishes its policy's rule; at each thread switch the
+ * guest kernel evaluates it with pv_vpmu_switch_exits() and, when no exit
+ * is needed, pv_vpmu_switch_local() (uapi/vpmu_guest.h).  The guest knows
+ * no policy by name or id.
+ */
+#define PV_SWITCH_EXIT_IMODE	(1u << 0)	/* exit if out or in has i-mode counters */
+#define PV_SWITCH_EXIT_ACTIVE	(1u << 1)	/* exit if out or in has any counter */
+#define PV_SWITCH_EXIT_CONFIG	(1u << 2)	/* exit if in's config_id is not loaded */
+#define PV_SWITCH_EXIT_CONFIG_ACTIVE (1u << 3)	/* ... and in has counters */
+#define PV_SWITCH_FOLD		(1u << 4)	/* no exit: fold a-mode offsets */
+#define PV_SWITCH_LOADED	(1u << 5)	/* counters hold the thread's value */
+/*
+ * Set in every rule: a page whose rule lacks it (a VMM that published no
+ * rule) or has unknown bits is refused by the guest kernel, rather than
+ * read as some default policy.
+ */
+#define PV_SWITCH_VALID		(1u << 31)
+#define PV_SWITCH_KNOWN		(PV_SWITCH_EXIT_IMODE | PV_SWITCH_EXIT_ACTIVE | \
+				 PV_SWITCH_EXIT_CONFIG |			\
+				 PV_SWITCH_EXIT_CONFIG_ACTIVE | PV_SWITCH_FOLD |	\
+				 PV_SWITCH_LOADED | PV_SWITCH_VALID)
+
+static inline int pv_switch_rule_ok(uint32_t rule)
+{
+	return (rule & PV_SWITCH_VALID) && !(rule & ~PV_SWITCH_KNOWN);
+}
+
 /* ---- Per-vCPU page ---- */
 
 /* struct pv_vpmu_counter.read: how user code gets Phys(t) without a trap */
@@ -296,11 +330,11 @@ struct pv_vpmu_vcpu_page {
 	uint32_t seq;		/* VMM: odd while it writes, bumped twice */
 	uint32_t abi_version;	/* VMM: PV_VPMU_ABI_VERSION */
 	uint32_t vcpu_id;	/* VMM: index of this vCPU */
-	uint32_t policy_id;	/* VMM: enum pv_vpmu_policy_id */
+	uint32_t policy_id;	/* VMM: enum pv_vpmu_policy_id (informative) */
 	uint32_t source_id;	/* VMM: enum pv_vpmu_source_id */
 	uint32_t width;		/* VMM: counter width, PV_VPMU_WIDTH */
 	uint32_t nr_counters;	/* VMM: PV_VPMU_NR_COUNTERS */
-	uint32_t reserved0;
+	uint32_t switch_rule;	/* VMM: its policy's PV_SWITCH_* rule */
 	uint64_t tsc_khz;	/* VMM: rate of PV_VPMU_READ_TSC counters */
 	uint64_t global_ctrl;	/* VMM: mirror of IA32_PERF_GLOBAL_CTRL */
 	uint64_t global_status;	/* VMM: mirror of IA32_PERF_GLOBAL_STATUS */
@@ -336,29 +370,27 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.count) ==
 	       PV_VPMU_STEP_OFFSET + 8, "vcpu page layout");
 _Static_assert(sizeof(struct pv_vpmu_vcpu_page) == 4096, "vcpu page size");
 
-/*
- * Phys(t) of counter c of vCPU page vp, read by guest code itself: the
- * TSC, or the step counts the counter's mode selects.  The guest kernel
- * and libvpmu both read it this way.
- */
-static inline uint64_t
-pv_vpmu_phys_now(const volatile struct pv_vpmu_vcpu_page *vp,
-		 const volatile struct pv_vpmu_counter *c)
-{
-	uint64_t sum = 0;
+/* ---- KVM steal time ---- */
 
-	switch (c->read) {
-	case PV_VPMU_READ_TSC:
-		return __builtin_ia32_rdtsc();
-	case PV_VPMU_READ_STEP:
-		for (int s = 0; s < PV_STEP_SLOTS; s++)
-			if (c->step_mask & (1u << s))
-				sum += vp->step.count[s];
-		return sum;
-	default:
-		return c->start;
-	}
-}
+/*
+ * KVM's steal-time record (struct kvm_steal_time, the MSR's
+ * documentation in Linux's Documentation/virt/kvm/x86/msr.rst): one per
+ * vCPU at PV_STEAL_PHYS + PV_STEAL_RECORD_SIZE * vcpu id, registered by
+ * the guest kernel, written by KVM at every vCPU entry, read by the VMM
+ * to drop host preemption from time counters.
+ */
+#define PV_MSR_KVM_STEAL_TIME	0x4b564d03
+#define PV_STEAL_RECORD_SIZE	64
+
+struct pv_steal_record {
+	uint64_t steal;		/* KVM: ns the vCPU was runnable, not running */
+	uint32_t version;	/* KVM: odd while it writes */
+	uint32_t flags;
+	uint8_t pad[48];
+};
+
+_Static_assert(sizeof(struct pv_steal_record) == PV_STEAL_RECORD_SIZE,
+	       "steal record size");
 
 /* ---- Per-thread page ---- */
 

@@ -9,31 +9,15 @@
 
 #include "layout.h"
 #include "vpmu.h"
-#include "../uapi/vpmu.h"
+#include "../uapi/perf_abi.h"
+#include "../uapi/vpmu_guest.h"
 
-#define PERFVISOR_IOC_TRAP_READ	0x2480
-#define PERFVISOR_IOC_TRAP_WRITE 0x2481
-#define PERF_TYPE_RAW		4
-#define PERF_EVENT_IOC_ID	0x80082407
-#ifndef SYS_perf_event_open
-#define SYS_perf_event_open	298
-#endif
-
-/* The head of Linux's struct perf_event_attr (musl has no linux/ headers). */
+/* A struct perf_event_attr as long as libvpmu has always passed: the head
+ * the guest kernel reads, the rest zero. */
 struct perf_attr {
-	uint32_t type, size;
-	uint64_t config;
-	uint64_t sample_period;
-	uint64_t sample_type;
-	uint64_t read_format;
-	uint64_t flags;		/* disabled:1, inherit:1, ... exclude_user is bit 4 */
+	struct pv_perf_attr head;
 	uint64_t rest[10];
 };
-
-#define ATTR_EXCLUDE_USER	(1ull << 4)
-#define ATTR_EXCLUDE_KERNEL	(1ull << 5)
-
-#define barrier() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 
 static uint64_t vpmu_read_direct(const struct vpmu_event *e);
 
@@ -66,33 +50,15 @@ static uint64_t vpmu_read_direct(const struct vpmu_event *e)
 {
 	const volatile struct pv_vpmu_thread_page *tp = e->tpage;
 	const volatile struct pv_vpmu_vcpu_page *vp;
-	uint32_t ts, vs, cpu;
-	uint64_t pstar, v;
+	uint64_t v;
+	uint32_t ts;
 
-	for (;;) {
-		ts = tp->seq;
-		if (ts & 1)
-			continue;
-		barrier();
-		cpu = tp->smp_id;
-		vp = (const volatile void *)(PV_VPMU_VCPU_VA + 4096ull * cpu);
-		vs = vp->seq;
-		if (vs & 1)
-			continue;
-		barrier();
-		if (vp->ctr[e->idx].flags & PV_VPMU_CTR_RUNNING)
-			pstar = (vp->ctr[e->idx].sum +
-				 pv_vpmu_delta(pv_vpmu_phys_now(vp,
-							&vp->ctr[e->idx]),
-					       vp->ctr[e->idx].start)) &
-				PV_VPMU_MASK;
-		else
-			pstar = vp->ctr[e->idx].sum;
-		v = tp->ctr[e->idx].sum + pv_vpmu_delta(pstar, tp->ctr[e->idx].start);
-		barrier();
-		if (vp->seq == vs && tp->seq == ts)
-			return v - e->base;
-	}
+	do {
+		ts = pv_seq_read_begin(&tp->seq);
+		vp = (const volatile void *)(PV_VPMU_VCPU_VA +
+					     4096ull * tp->smp_id);
+	} while (!pv_vpmu_read_try(tp, ts, vp, e->idx, PV_VPMU_TSC_NOW, &v));
+	return v - e->base;
 }
 
 int vpmu_open_raw(struct vpmu_event *e, uint16_t code, bool user, bool kernel,
@@ -103,17 +69,16 @@ int vpmu_open_raw(struct vpmu_event *e, uint16_t code, bool user, bool kernel,
 	void *page;
 
 	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_RAW;
-	a.config = code;
-	a.flags = (user ? 0 : ATTR_EXCLUDE_USER) |
-		  (kernel ? 0 : ATTR_EXCLUDE_KERNEL);
-	a.sample_period = sample_period;
-	e->fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	a.head.size = sizeof(a);
+	a.head.type = PV_PERF_TYPE_RAW;
+	a.head.config = code;
+	a.head.flags = pv_perf_attr_exclude(user, kernel);
+	a.head.sample_period = sample_period;
+	e->fd = syscall(PV_SYS_PERF_EVENT_OPEN, &a, 0, -1, -1, 0);
 	if (e->fd < 0)
 		return -errno;
 	page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, e->fd, 0);
-	if (page == MAP_FAILED || ioctl(e->fd, PERF_EVENT_IOC_ID, &id) < 0) {
+	if (page == MAP_FAILED || ioctl(e->fd, PV_PERF_EVENT_IOC_ID, &id) < 0) {
 		close(e->fd);
 		return -errno;
 	}
@@ -171,10 +136,10 @@ void vpmu_close(struct vpmu_event *e)
 
 int64_t vpmu_trap_read_cycles(const struct vpmu_event *e, unsigned int n)
 {
-	return ioctl(e->fd, PERFVISOR_IOC_TRAP_READ, (unsigned long)n);
+	return ioctl(e->fd, PV_PERFVISOR_IOC_TRAP_READ, (unsigned long)n);
 }
 
 int64_t vpmu_trap_write_cycles(const struct vpmu_event *e, unsigned int n)
 {
-	return ioctl(e->fd, PERFVISOR_IOC_TRAP_WRITE, (unsigned long)n);
+	return ioctl(e->fd, PV_PERFVISOR_IOC_TRAP_WRITE, (unsigned long)n);
 }

@@ -9,6 +9,7 @@
 #include "host.h"
 #include "layout.h"
 #include "pmu.h"
+#include "policy.h"
 
 enum {
 	OPT_CPUS = 0x100,
@@ -55,16 +56,37 @@ static const char run_usage[] =
 	"usage: vmm run [--cpus N] [--mem SIZE] [--file HOST:GUEST]... "
 	"[--env K=V]...\n"
 	"               [--kernel FILE] [--timeout SECONDS] [--source tsc|step|perf]\n"
-	"               [--policy offset|saverestore|raw] [--host auto|pvm|standard]\n"
+	"               [--policy NAME] [--host auto|pvm|standard]\n"
 	"               [-v] [--] PROGRAM [ARGS...]\n";
 
 static int cli_parse_mode(int argc, char **argv, int mode,
 			  struct vmm_config *cfg, char *err, size_t errlen);
 
+/*
+ * --policy NAME: one of the registered policies (pmu/policy.c), named in
+ * the error with the others, so that a typo is never some default.
+ */
+static int cli_check_policy(const char *name, char *err, size_t errlen)
+{
+	const struct pmu_policy_ops *p;
+	size_t n;
+
+	if (pmu_policy_lookup(name))
+		return 0;
+	n = (size_t)snprintf(err, errlen, "--policy: unknown policy '%s' (",
+			     name);
+	for (size_t i = 0; (p = pmu_policy_at(i)) && n < errlen; i++)
+		n += (size_t)snprintf(err + n, errlen - n, "%s%s",
+				      i ? ", " : "", p->name);
+	if (n < errlen)
+		snprintf(err + n, errlen - n, ")");
+	return -1;
+}
+
 static const char stat_usage[] =
 	"usage: vmm stat [-e EVENT[,EVENT...]]... [--per-thread] [-x SEP] [--json]\n"
 	"                [-o FILE] [-r N] [--source tsc|step|perf]\n"
-	"                [--policy offset|saverestore|raw] [vmm run options] [--]\n"
+	"                [--policy NAME] [vmm run options] [--]\n"
 	"                PROGRAM [ARGS...]\n"
 	"events: instructions cycles ref-cycles branches task-clock vmexits\n"
 	"        vmexits.msr vmexits.io vmexits.hypercall steal vmm-time, each\n"
@@ -372,6 +394,8 @@ static int cli_parse_mode(int argc, char **argv, int mode,
 			cfg->source = optarg;
 			break;
 		case OPT_POLICY:
+			if (cli_check_policy(optarg, err, errlen))
+				return -1;
 			cfg->policy = optarg;
 			break;
 		case 'v':

@@ -150,9 +150,9 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 					   "count that event");
 			goto out;
 		}
-		bp->record_evtsel = r->code | PV_EVTSEL_EN |
-			(r->mode & PMU_MODE_USR ? PV_EVTSEL_USR : 0) |
-			(r->mode & PMU_MODE_OS ? PV_EVTSEL_OS : 0);
+		bp->record_evtsel = pv_evtsel_count(r->code,
+						    r->mode & PMU_MODE_USR,
+						    r->mode & PMU_MODE_OS);
 		/* Default: 1 kHz of cycles, or every 10000 other events. */
 		bp->record_period = r->period ? r->period :
 			(r->code == 0x3c || r->code == 0x13c) ? vm.tsc_khz : 10000;

@@ -55,9 +55,9 @@ void stat_prepare(const struct vmm_stat *st, struct pmu *pmu,
 		if (!run->supported[i])
 			continue;
 		/* IA32_PERFEVTSELx: event and umask are the PV_EVENT bits. */
-		bp->stat_evtsel[n] = st->event[i] | PV_EVTSEL_EN |
-			(st->mode[i] & PMU_MODE_USR ? PV_EVTSEL_USR : 0) |
-			(st->mode[i] & PMU_MODE_OS ? PV_EVTSEL_OS : 0);
+		bp->stat_evtsel[n] = pv_evtsel_count(st->event[i],
+						     st->mode[i] & PMU_MODE_USR,
+						     st->mode[i] & PMU_MODE_OS);
 		run->slot[i] = n++;
 	}
 	bp->stat_nr = n;

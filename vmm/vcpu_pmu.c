@@ -380,15 +380,17 @@ void vpmu_before_run(struct vcpu *v)
 	vpmu_timer_arm(v);
 }
 
-/* KVM steal time: the record the guest registered (MSR 0x4b564d03). */
+/* KVM steal time: the record the guest registered (PV_MSR_KVM_STEAL_TIME). */
 static void vpmu_steal(struct vcpu *v)
 {
-	uint8_t *rec = vm_gpa_to_hva(v->vm, PV_STEAL_PHYS + 64 * v->id, 64);
+	const struct pv_steal_record *rec =
+		vm_gpa_to_hva(v->vm, PV_STEAL_PHYS + PV_STEAL_RECORD_SIZE * v->id,
+			      PV_STEAL_RECORD_SIZE);
 	uint64_t steal;
 
 	if (!rec)
 		return;
-	memcpy(&steal, rec, 8);
+	steal = rec->steal;
 	if (steal > v->steal_seen) {
 		pmu_vcpu_steal(v->pv, steal - v->steal_seen);
 		v->steal_seen = steal;

@@ -57,42 +57,6 @@ int pmu_offset_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 	return 0;
 }
 
-static bool has_imode(const struct pv_vpmu_thread_page *t)
-{
-	for (unsigned int i = 0; t && i < PMU_NR; i++) {
-		if (pmu_thread_counter_interrupts(t, i))
-			return true;
-	}
-	return false;
-}
-
-unsigned int pmu_offset_switch_exits(const struct pv_vpmu_vcpu_page *vp,
-				     const struct pv_vpmu_thread_page *out,
-				     const struct pv_vpmu_thread_page *in)
-{
-	if (has_imode(out) || has_imode(in))
-		return 1;
-	if (in && pmu_thread_active(in) && in->config_id != vp->config_id)
-		return 1;
-	return 0;
-}
-
-/* What the guest kernel does at a switch without exit. */
-void pmu_offset_guest_switch(const struct pv_vpmu_vcpu_page *vp,
-			     struct pv_vpmu_thread_page *out,
-			     struct pv_vpmu_thread_page *in, uint64_t tsc)
-{
-	for (unsigned int i = 0; i < PMU_NR; i++) {
-		uint64_t phys_star = pmu_guest_phys_star(vp, i, tsc);
-
-		if (out && counts_offset(out, i))
-			out->ctr[i].sum += pv_vpmu_delta(phys_star,
-							out->ctr[i].start);
-		if (in && counts_offset(in, i))
-			in->ctr[i].start = phys_star;
-	}
-}
-
 const struct pmu_policy_ops pmu_policy_offset = {
 	.name = "offset",
 	.id = PV_VPMU_POLICY_OFFSET,
@@ -101,6 +65,6 @@ const struct pmu_policy_ops pmu_policy_offset = {
 	.vcpu_resume = offset_resume,
 	.thread_out = pmu_offset_thread_out,
 	.thread_in = pmu_offset_thread_in,
-	.switch_exits = pmu_offset_switch_exits,
-	.guest_switch = pmu_offset_guest_switch,
+	/* The guest alone folds offsets while the configuration stays. */
+	.switch_rule = PMU_SWITCH_RULE_OFFSET,
 };

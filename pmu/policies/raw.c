@@ -40,16 +40,6 @@ static int raw_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 	return 0;
 }
 
-static unsigned int raw_switch_exits(const struct pv_vpmu_vcpu_page *vp,
-				     const struct pv_vpmu_thread_page *out,
-				     const struct pv_vpmu_thread_page *in)
-{
-	(void)vp;
-	(void)out;
-	(void)in;
-	return 0;
-}
-
 const struct pmu_policy_ops pmu_policy_raw = {
 	.name = "raw",
 	.id = PV_VPMU_POLICY_RAW,
@@ -58,5 +48,6 @@ const struct pmu_policy_ops pmu_policy_raw = {
 	.vcpu_resume = raw_resume,
 	.thread_out = raw_thread_out,
 	.thread_in = raw_thread_in,
-	.switch_exits = raw_switch_exits,
+	/* Counters are never switched: exit only to load a new config. */
+	.switch_rule = PV_SWITCH_VALID | PV_SWITCH_EXIT_CONFIG,
 };

@@ -37,15 +37,6 @@ static int saverestore_thread_in(struct pmu_vcpu *v,
 	return 0;
 }
 
-static unsigned int
-saverestore_switch_exits(const struct pv_vpmu_vcpu_page *vp,
-			 const struct pv_vpmu_thread_page *out,
-			 const struct pv_vpmu_thread_page *in)
-{
-	(void)vp;
-	return (out && pmu_thread_active(out)) || (in && pmu_thread_active(in));
-}
-
 const struct pmu_policy_ops pmu_policy_saverestore = {
 	.name = "saverestore",
 	.id = PV_VPMU_POLICY_SAVERESTORE,
@@ -54,5 +45,7 @@ const struct pmu_policy_ops pmu_policy_saverestore = {
 	.vcpu_resume = saverestore_resume,
 	.thread_out = saverestore_thread_out,
 	.thread_in = saverestore_thread_in,
-	.switch_exits = saverestore_switch_exits,
+	/* One batched hypercall whenever a side counts: values travel. */
+	.switch_rule = PV_SWITCH_VALID | PV_SWITCH_EXIT_ACTIVE |
+		       PV_SWITCH_LOADED,
 };

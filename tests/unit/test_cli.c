@@ -58,6 +58,7 @@ static void test_run_bad_options(void **state)
 		{ "--file", "nocolon", "p" }, { "--file", "a:relative", "p" },
 		{ "--timeout", "-1", "p" }, { "--bogus", "x", "p" },
 		{ "--host", "vmx", "p" }, { "--host", "", "p" },
+		{ "--policy", "bogus", "p" }, { "--policy", "", "p" },
 	};
 	struct vmm_config cfg;
 	char err[256];
@@ -91,6 +92,20 @@ static void test_run_bad_options(void **state)
 		assert_int_equal(cli_parse_run(3, argv, &cfg, err, sizeof(err)),
 				 -1);
 		assert_non_null(strstr(err, "no PROGRAM"));
+	}
+	{
+		/* A misspelt policy is an error naming the registered ones. */
+		char *argv[] = { "run", "--policy", "wallclok", "p", NULL };
+
+		assert_int_equal(cli_parse_run(4, argv, &cfg, err, sizeof(err)),
+				 -1);
+		assert_non_null(strstr(err, "'wallclok'"));
+		assert_non_null(strstr(err, "offset"));
+		assert_non_null(strstr(err, "wallclock"));
+		argv[2] = "wallclock";
+		assert_int_equal(cli_parse_run(4, argv, &cfg, err, sizeof(err)),
+				 0);
+		assert_string_equal(cfg.policy, "wallclock");
 	}
 }
 

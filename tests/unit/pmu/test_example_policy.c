@@ -1,46 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * The worked example of docs/policies.md, compiled and checked so that the
- * guide cannot rot: `wallclock`, the offset policy minus the vCPU pause,
- * charges a thread everything that happens while the guest scheduler has
- * it on a vCPU, VMM time and host preemption included.
+ * The worked example of docs/policies.md, registered from its one file
+ * (pmu/policies/wallclock.c) and checked here so that the guide cannot
+ * rot: `wallclock`, the offset policy minus the vCPU pause, charges a
+ * thread everything that happens while the guest scheduler has it on a
+ * vCPU, VMM time and host preemption included.  tests/kvm runs it in a
+ * guest with exact counts (step-per-thread-wallclock-*).
  */
 #include "pmu_test.h"
 
-/* --- the policy, as in docs/policies.md --- */
-
-static void wallclock_deschedule(struct pmu_vcpu *v)
-{
-	/* Keep counting: time in the VMM and preemption are the thread's. */
-	(void)v;
-}
-
-static void wallclock_resume(struct pmu_vcpu *v)
-{
-	/* Idempotent; starts the counters at the very first entry. */
-	pmu_vcpu_unpause(v);
-}
-
-static const struct pmu_policy_ops pmu_policy_wallclock = {
-	.name = "wallclock",
-	.id = 16,
-	.summary = "a-mode per thread, VMM time and host preemption included",
-	.vcpu_deschedule = wallclock_deschedule,
-	.vcpu_resume = wallclock_resume,
-	.thread_out = pmu_offset_thread_out,
-	.thread_in = pmu_offset_thread_in,
-	.switch_exits = pmu_offset_switch_exits,
-	.guest_switch = pmu_offset_guest_switch,
-};
-
 /* --- its evaluation on the Figure 5 timeline --- */
 
-static void guest_switch(struct fx *f, const struct pmu_policy_ops *pol,
-			 struct pv_vpmu_thread_page *out,
+static void guest_switch(struct fx *f, struct pv_vpmu_thread_page *out,
 			 struct pv_vpmu_thread_page *in, uint64_t phys)
 {
 	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, phys);
-	if (pmu_guest_thread_switch(f->v, pol, out, in, phys)) {
+	if (pmu_guest_thread_switch(f->v, out, in, phys)) {
 		pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
 		assert_int_equal(pmu_thread_switch(f->v, out, in), 0);
 		pmu_vcpu_enter(f->v);
@@ -52,7 +27,7 @@ static void test_wallclock_figure5(void **state)
 	struct pmu_config cfg = {
 		.source = "fake",
 		.nr_vcpus = 1,
-		.policy_ops = &pmu_policy_wallclock,
+		.policy = "wallclock",
 	};
 	struct pv_vpmu_vcpu_page *page = fx_page_alloc();
 	struct pv_vpmu_thread_page *a = fx_thread_alloc();
@@ -83,8 +58,8 @@ static void test_wallclock_figure5(void **state)
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 150);
 	assert_int_equal(pmu_thread_switch(v, NULL, a), 0);
 	pmu_vcpu_enter(v);
-	guest_switch(&f, &pmu_policy_wallclock, a, b, 350);	/* T1 */
-	guest_switch(&f, &pmu_policy_wallclock, b, a, 750);	/* T2 */
+	guest_switch(&f, a, b, 350);	/* T1 */
+	guest_switch(&f, b, a, 750);	/* T2 */
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 950);		/* T3 */
 	pmu_vcpu_exit(v, PMU_EXIT_OTHER);
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 1550);

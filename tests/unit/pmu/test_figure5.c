@@ -31,7 +31,7 @@ static void fig5_switch(struct fig5 *s, struct pv_vpmu_thread_page *out,
 			struct pv_vpmu_thread_page *in, uint64_t phys)
 {
 	fig5_set(s, phys);
-	if (pmu_guest_thread_switch(s->f->v, s->pol, out, in, phys)) {
+	if (pmu_guest_thread_switch(s->f->v, out, in, phys)) {
 		pmu_vcpu_exit(s->f->v, PMU_EXIT_HYPERCALL);
 		assert_int_equal(pmu_thread_switch(s->f->v, out, in), 0);
 		pmu_vcpu_enter(s->f->v);

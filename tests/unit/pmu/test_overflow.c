@@ -175,7 +175,6 @@ static void test_fixed_counter_pmi_bit(void **state)
 static void test_imode_counter_travels_with_thread(void **state)
 {
 	struct fx *f = fx_new("fake", "offset", false);
-	const struct pmu_policy_ops *pol = pmu_policy_lookup("offset");
 	struct pv_vpmu_thread_page *a = fx_thread_alloc();
 	struct pv_vpmu_thread_page *b = fx_thread_alloc();
 	uint64_t insns = 0;
@@ -185,7 +184,7 @@ static void test_imode_counter_travels_with_thread(void **state)
 	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
 	a->ctr[0].saved = (1ull << 48) - 10;
 	b->ctr[0].saved = (1ull << 48) - 100;
-	assert_int_equal(pol->switch_exits(f->page[0], a, b), 1);
+	assert_int_equal(pmu_guest_switch_exits(f->page[0], a, b), 1);
 
 	pmu_vcpu_enter(f->v);
 	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);

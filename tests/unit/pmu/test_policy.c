@@ -13,6 +13,7 @@ static void test_lookup_by_name_and_id(void **state)
 		{ "offset", PV_VPMU_POLICY_OFFSET },
 		{ "saverestore", PV_VPMU_POLICY_SAVERESTORE },
 		{ "raw", PV_VPMU_POLICY_RAW },
+		{ "wallclock", 16 },	/* the example of docs/policies.md */
 	};
 
 	(void)state;
@@ -30,6 +31,28 @@ static void test_lookup_by_name_and_id(void **state)
 	assert_null(pmu_policy_lookup_id(9999));
 }
 
+/* A policy without a guest half the guest accepts is refused up front. */
+static void test_create_rejects_policy_without_rule(void **state)
+{
+	struct pmu_policy_ops bad = *pmu_policy_lookup("offset");
+	struct pmu_config cfg = {
+		.nr_vcpus = 1, .source = "fake", .policy_ops = &bad,
+	};
+	struct pmu *pmu;
+	const char *err;
+
+	(void)state;
+	bad.switch_rule = 0;
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
+	assert_null(pmu);
+	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | (1u << 20);
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
+	assert_string_equal(err, "policy has no valid guest switch rule");
+	bad.switch_rule = PMU_SWITCH_RULE_OFFSET;
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), 0);
+	pmu_destroy(pmu);
+}
+
 static void test_table_is_consistent(void **state)
 {
 	size_t n = 0;
@@ -43,13 +66,14 @@ static void test_table_is_consistent(void **state)
 		assert_non_null(p->vcpu_resume);
 		assert_non_null(p->thread_out);
 		assert_non_null(p->thread_in);
-		assert_non_null(p->switch_exits);
+		/* A guest half the guest kernel accepts. */
+		assert_true(pv_switch_rule_ok(p->switch_rule));
 		assert_int_not_equal(p->id, PV_VPMU_POLICY_NONE);
 		/* Unique names and ids: lookups find this entry. */
 		assert_ptr_equal(pmu_policy_lookup(p->name), p);
 		assert_ptr_equal(pmu_policy_lookup_id(p->id), p);
 	}
-	assert_true(n >= 3);
+	assert_true(n >= 4);
 }
 
 static void test_create_rejects_unknown_names(void **state)
@@ -76,6 +100,16 @@ static void test_create_rejects_unknown_names(void **state)
 	pmu_destroy(pmu);
 }
 
+/* Exits of one switch under pol's rule, as the guest computes them. */
+static unsigned int exits(const struct pmu_policy_ops *pol,
+			  struct pv_vpmu_vcpu_page *vp,
+			  const struct pv_vpmu_thread_page *out,
+			  const struct pv_vpmu_thread_page *in)
+{
+	vp->switch_rule = pol->switch_rule;
+	return pmu_guest_switch_exits(vp, out, in);
+}
+
 static void test_switch_costs(void **state)
 {
 	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
@@ -91,24 +125,55 @@ static void test_switch_costs(void **state)
 	thread_config(b, PV_EVENT_CYCLES, EVT_ALL, 1);
 	vp->config_id = 1;
 	/* Equal configurations: offset switches with no exit at all. */
-	assert_int_equal(off->switch_exits(vp, a, b), 0);
-	assert_int_equal(sr->switch_exits(vp, a, b), 1);
-	assert_int_equal(raw->switch_exits(vp, a, b), 0);
+	assert_int_equal(exits(off, vp, a, b), 0);
+	assert_int_equal(exits(sr, vp, a, b), 1);
+	assert_int_equal(exits(raw, vp, a, b), 0);
 	/* To a thread that counts nothing: nothing to load. */
-	assert_int_equal(off->switch_exits(vp, a, idle), 0);
-	assert_int_equal(sr->switch_exits(vp, idle, NULL), 0);
+	assert_int_equal(exits(off, vp, a, idle), 0);
+	assert_int_equal(exits(sr, vp, idle, NULL), 0);
 	/* A different configuration needs it loaded: one exit. */
 	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL, 2);
-	assert_int_equal(off->switch_exits(vp, a, b), 1);
-	assert_int_equal(off->switch_exits(vp, b, a), 0);
+	assert_int_equal(exits(off, vp, a, b), 1);
+	assert_int_equal(exits(off, vp, b, a), 0);
+	/* raw never switches counters, but loads a new configuration. */
+	assert_int_equal(exits(raw, vp, a, b), 1);
+	assert_int_equal(exits(raw, vp, b, a), 0);
 	/* i-mode counters are saved and restored: one exit. */
 	thread_config(b, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT, 1);
-	assert_int_equal(off->switch_exits(vp, a, b), 1);
-	assert_int_equal(off->switch_exits(vp, b, a), 1);
+	assert_int_equal(exits(off, vp, a, b), 1);
+	assert_int_equal(exits(off, vp, b, a), 1);
 	free(vp);
 	free(a);
 	free(b);
 	free(idle);
+}
+
+/*
+ * The model reads counts with the guest's own code, step-back rule
+ * included: after the VMM dropped steal time, Phys* a little below
+ * Start* reads as no progress, not as 2^48 minus a little.
+ */
+static void test_guest_read_step_back(void **state)
+{
+	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
+	struct pv_vpmu_thread_page *t = fx_thread_alloc();
+
+	(void)state;
+	vp->ctr[0].flags = PV_VPMU_CTR_ENABLED | PV_VPMU_CTR_RUNNING;
+	vp->ctr[0].read = PV_VPMU_READ_TSC;
+	vp->ctr[0].sum = 1000;
+	vp->ctr[0].start = 5000;
+	t->ctr[0].sum = 70;
+	t->ctr[0].start = 1100;
+	/* Phys = 5200: Phys* = 1200, log = 70 + 100. */
+	assert_int_equal(pmu_guest_phys_star(vp, 0, 5200), 1200);
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5200), 170);
+	/* Phys* stepped back below Start*_thread: no progress. */
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5050), 70);
+	/* Phys below Start_vcpu: Phys* stays Sum_vcpu. */
+	assert_int_equal(pmu_guest_phys_star(vp, 0, 4990), 1000);
+	free(vp);
+	free(t);
 }
 
 static void test_event_names(void **state)
@@ -133,7 +198,9 @@ int main(void)
 		cmocka_unit_test(test_lookup_by_name_and_id),
 		cmocka_unit_test(test_table_is_consistent),
 		cmocka_unit_test(test_create_rejects_unknown_names),
+		cmocka_unit_test(test_create_rejects_policy_without_rule),
 		cmocka_unit_test(test_switch_costs),
+		cmocka_unit_test(test_guest_read_step_back),
 		cmocka_unit_test(test_event_names),
 	};
 

@@ -27,6 +27,9 @@ static void test_page_values_after_enter(void **state)
 	assert_int_equal(p->abi_version, PV_VPMU_ABI_VERSION);
 	assert_int_equal(p->vcpu_id, 0);
 	assert_int_equal(p->policy_id, PV_VPMU_POLICY_OFFSET);
+	/* The policy's guest half, which the guest kernel applies. */
+	assert_int_equal(p->switch_rule, PMU_SWITCH_RULE_OFFSET);
+	assert_true(pv_switch_rule_ok(p->switch_rule));
 	assert_int_equal(p->source_id, PV_VPMU_SOURCE_FAKE);
 	assert_int_equal(p->width, 48);
 	assert_int_equal(p->nr_counters, 7);

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest's side of the virtual PMU ABI, as code: every formula the guest
+ * kernel, libvpmu and the VMM's test model (pmu/guest_model.c) apply to
+ * the shared pages of uapi/vpmu.h, defined once here so that they cannot
+ * drift.  The test model compiles these very functions, so the unit tests
+ * check the code the guest runs.
+ *
+ * Static inline, freestanding (no libc), fixed-width types only.
+ */
+#ifndef PV_UAPI_VPMU_GUEST_H
+#define PV_UAPI_VPMU_GUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vpmu.h"
+
+/* ---- Sequence counts (seqlock), the protocol of both shared pages ---- */
+
+/* Wait for an even count: odd means a writer is in the middle. */
+static inline uint32_t pv_seq_read_begin(const volatile uint32_t *seq)
+{
+	uint32_t s;
+
+	while ((s = *seq) & 1)
+		__builtin_ia32_pause();
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return s;
+}
+
+/* True when a writer ran since pv_seq_read_begin() returned s. */
+static inline bool pv_seq_read_retry(const volatile uint32_t *seq, uint32_t s)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return *seq != s;
+}
+
+/*
+ * Writers are never concurrent on one page: a plain increment is enough
+ * (one instruction; the guest kernel emulates every one), and the fences
+ * order it against the data stores.
+ */
+static inline void pv_seq_write_begin(uint32_t *seq)
+{
+	(*seq)++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void pv_seq_write_end(uint32_t *seq)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	(*seq)++;
+}
+
+/* ---- Phys(t), Phys*(t) and the logical count ---- */
+
+/*
+ * The `tsc` argument of the readers below: read the TSC now, and only if
+ * the counter needs it (guest code).  The test model passes the value its
+ * fake source stands for instead.
+ */
+#define PV_VPMU_TSC_NOW		UINT64_MAX
+
+/* Phys(t) of counter c of vCPU page vp (see enum pv_vpmu_read). */
+static inline uint64_t
+pv_vpmu_phys(const volatile struct pv_vpmu_vcpu_page *vp,
+	     const volatile struct pv_vpmu_counter *c, uint64_t tsc)
+{
+	uint64_t sum = 0;
+
+	switch (c->read) {
+	case PV_VPMU_READ_TSC:
+		return tsc == PV_VPMU_TSC_NOW ? __builtin_ia32_rdtsc() : tsc;
+	case PV_VPMU_READ_STEP:
+		for (int s = 0; s < PV_STEP_SLOTS; s++)
+			if (c->step_mask & (1u << s))
+				sum += vp->step.count[s];
+		return sum;
+	default:
+		/* No live part: Phys - Start is 0 and Phys* the sum. */
+		return c->start;
+	}
+}
+
+/*
+ * Phys*(t) = Sum_vcpu + (Phys(t) - Start_vcpu) while the counter runs,
+ * Sum_vcpu otherwise; the caller holds the page's sequence count.
+ */
+static inline uint64_t
+pv_vpmu_phys_star_unlocked(const volatile struct pv_vpmu_vcpu_page *vp,
+			   unsigned int idx, uint64_t tsc)
+{
+	const volatile struct pv_vpmu_counter *c = &vp->ctr[idx];
+
+	if (!(c->flags & PV_VPMU_CTR_RUNNING))
+		return c->sum;
+	return (c->sum + pv_vpmu_delta(pv_vpmu_phys(vp, c, tsc), c->start)) &
+		PV_VPMU_MASK;
+}
+
+/* Phys*(t) of counter idx, consistent with the rest of the vCPU page. */
+static inline uint64_t
+pv_vpmu_phys_star(const volatile struct pv_vpmu_vcpu_page *vp,
+		  unsigned int idx, uint64_t tsc)
+{
+	uint64_t v;
+	uint32_t s;
+
+	do {
+		s = pv_seq_read_begin(&vp->seq);
+		v = pv_vpmu_phys_star_unlocked(vp, idx, tsc);
+	} while (pv_seq_read_retry(&vp->seq, s));
+	return v;
+}
+
+/*
+ * The a-mode logical count: Log = Sum_thread + (Phys* - Start*_thread),
+ * with the step-back rule of pv_vpmu_delta() (a Phys* a little below
+ * Start*, after the VMM dropped steal time, counts as zero).
+ */
+static inline uint64_t
+pv_vpmu_log(const volatile struct pv_vpmu_thread_counter *t, uint64_t phys_star)
+{
+	return t->sum + pv_vpmu_delta(phys_star, t->start);
+}
+
+/*
+ * One attempt at a lock-free read of thread page tp's counter idx on
+ * vCPU page vp (the page of tp->smp_id, as read after pv_seq_read_begin()
+ * of tp->seq returned ts).  False when a page changed meanwhile: retry.
+ */
+static inline bool
+pv_vpmu_read_try(const volatile struct pv_vpmu_thread_page *tp, uint32_t ts,
+		 const volatile struct pv_vpmu_vcpu_page *vp, unsigned int idx,
+		 uint64_t tsc, uint64_t *val)
+{
+	uint32_t vs = pv_seq_read_begin(&vp->seq);
+
+	*val = pv_vpmu_log(&tp->ctr[idx],
+			   pv_vpmu_phys_star_unlocked(vp, idx, tsc));
+	return !pv_seq_read_retry(&vp->seq, vs) &&
+		!pv_seq_read_retry(&tp->seq, ts);
+}
+
+/* ---- Steal time ---- */
+
+/*
+ * Did the host preempt this vCPU since the VMM last dropped steal time
+ * from its counters (it had dropped `dropped_ns`, vcpu page's steal_ns)?
+ * No retry loop: KVM rewrites the record at every vCPU entry, and when the
+ * VMM steps kernel code that is every instruction, so a loop would never
+ * see the version hold.  A torn read only costs one needless exit.
+ */
+static inline bool
+pv_steal_unaccounted(const volatile struct pv_steal_record *r,
+		     uint64_t dropped_ns)
+{
+	uint32_t v = r->version;
+	uint64_t ns;
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	ns = r->steal;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return (v & 1) || v != r->version || ns > dropped_ns;
+}
+
+/* ---- A thread's configuration ---- */
+
+/* IA32_PERF_GLOBAL_CTRL/STATUS bit of counter idx. */
+static inline uint64_t pv_vpmu_global_bit(unsigned int idx)
+{
+	return idx < PV_VPMU_NR_GP ? 1ull << idx :
+		1ull << (PV_GLOBAL_FIXED_SHIFT + idx - PV_VPMU_NR_GP);
+}
+
+/* Counter idx of thread page t is enabled and counts some privilege level. */
+static inline bool
+pv_vpmu_thread_counter_enabled(const volatile struct pv_vpmu_thread_page *t,
+			       unsigned int idx)
+{
+	if (!(t->global_ctrl & pv_vpmu_global_bit(idx)))
+		return false;
+	if (idx < PV_VPMU_NR_GP)
+		return (t->evtsel[idx] & PV_EVTSEL_EN) &&
+			(t->evtsel[idx] & (PV_EVTSEL_USR | PV_EVTSEL_OS));
+	return PV_FIXED_CTRL_FIELD(t->fixed_ctrl, idx - PV_VPMU_NR_GP) &
+		(PV_FIXED_CTRL_USR | PV_FIXED_CTRL_OS);
+}
+
+/* ... and raises a PMI on overflow (i-mode). */
+static inline bool
+pv_vpmu_thread_counter_interrupts(const volatile struct pv_vpmu_thread_page *t,
+				  unsigned int idx)
+{
+	if (!pv_vpmu_thread_counter_enabled(t, idx))
+		return false;
+	if (idx < PV_VPMU_NR_GP)
+		return t->evtsel[idx] & PV_EVTSEL_INT;
+	return PV_FIXED_CTRL_FIELD(t->fixed_ctrl, idx - PV_VPMU_NR_GP) &
+		PV_FIXED_CTRL_PMI;
+}
+
+/* Which counters a thread counts (a-mode) and which interrupt (i-mode). */
+struct pv_vpmu_masks {
+	uint32_t count;
+	uint32_t intr;
+};
+
+static inline struct pv_vpmu_masks
+pv_vpmu_thread_masks(const volatile struct pv_vpmu_thread_page *t)
+{
+	struct pv_vpmu_masks m = { 0, 0 };
+
+	for (unsigned int i = 0; t && i < PV_VPMU_NR_COUNTERS; i++) {
+		if (pv_vpmu_thread_counter_interrupts(t, i))
+			m.intr |= 1u << i;
+		else if (pv_vpmu_thread_counter_enabled(t, i))
+			m.count |= 1u << i;
+	}
+	return m;
+}
+
+/* ---- The policy's guest half: the switch rule ---- */
+
+/*
+ * Whether a guest thread switch exits, from the rule the VMM's policy
+ * publishes (pv_vpmu_vcpu_page.switch_rule, PV_SWITCH_*), given the
+ * outgoing thread's masks and the incoming thread's page (NULL: no
+ * counters, or idle) and masks.
+ */
+static inline bool
+pv_vpmu_switch_exits(const struct pv_vpmu_vcpu_page *vp,
+		     struct pv_vpmu_masks om,
+		     const struct pv_vpmu_thread_page *in,
+		     struct pv_vpmu_masks im)
+{
+	uint32_t rule = vp->switch_rule;
+	bool new_config = in && in->config_id != vp->config_id;
+
+	if ((rule & PV_SWITCH_EXIT_IMODE) && (om.intr | im.intr))
+		return true;
+	if ((rule & PV_SWITCH_EXIT_ACTIVE) &&
+	    (om.count | om.intr | im.count | im.intr))
+		return true;
+	if ((rule & PV_SWITCH_EXIT_CONFIG) && new_config)
+		return true;
+	return (rule & PV_SWITCH_EXIT_CONFIG_ACTIVE) && new_config &&
+		(im.count | im.intr);
+}
+
+/*
+ * A switch that does not exit, done by the guest alone: the incoming
+ * thread's smp_id, and with PV_SWITCH_FOLD the a-mode fold of the paper
+ * (Sum_thread += Phys* - Start*_thread for the outgoing thread,
+ * Start*_thread = Phys* for the incoming one), both pages under their
+ * sequence counts.  Only counters in the masks' `count` are touched; the
+ * masks of an absent (NULL) page must be zero.  Every instruction here
+ * is emulated in the guest kernel: keep it lean.
+ */
+static inline void
+pv_vpmu_switch_local(const struct pv_vpmu_vcpu_page *vp,
+		     struct pv_vpmu_thread_page *out, struct pv_vpmu_masks om,
+		     struct pv_vpmu_thread_page *in, struct pv_vpmu_masks im,
+		     uint32_t smp_id, uint64_t tsc)
+{
+	uint32_t oc = 0, ic = 0;
+
+	if (vp->switch_rule & PV_SWITCH_FOLD) {
+		oc = om.count;
+		ic = im.count;
+	}
+	if (oc)
+		pv_seq_write_begin(&out->seq);
+	if (in) {
+		pv_seq_write_begin(&in->seq);
+		in->smp_id = smp_id;
+	}
+	for (unsigned int i = 0, left = oc | ic; left; i++, left >>= 1) {
+		uint64_t ps;
+
+		if (!(left & 1))
+			continue;
+		ps = pv_vpmu_phys_star(vp, i, tsc);
+		if (oc & (1u << i))
+			out->ctr[i].sum += pv_vpmu_delta(ps, out->ctr[i].start);
+		if (ic & (1u << i))
+			in->ctr[i].start = ps;
+	}
+	if (in)
+		pv_seq_write_end(&in->seq);
+	if (oc)
+		pv_seq_write_end(&out->seq);
+}
+
+/*
+ * Counter idx of a thread holds the thread's own value (saved and
+ * restored with it) rather than a-mode offsets: its i-mode counters, and
+ * every counter under a PV_SWITCH_LOADED policy.
+ */
+static inline bool
+pv_vpmu_counter_loaded(const volatile struct pv_vpmu_vcpu_page *vp,
+		       struct pv_vpmu_masks m, unsigned int idx)
+{
+	return (m.intr & (1u << idx)) ||
+		(vp && (vp->switch_rule & PV_SWITCH_LOADED));
+}
+
+#endif
