@@ -178,7 +178,7 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		for (int c = 0; stat->slot[i] >= 0 && c < vm.ncpus; c++)
 			stat->vcpu_total[i] += pmu_vcpu_counter(vm.vcpus[c].pv,
 								stat->slot[i]);
-	if (atomic_load(&vm.stop) == VM_STOP_ERROR || status == 124)
+	if (atomic_load(&vm.stop) == VM_STOP_ERROR || status == VMM_EXIT_TIMEOUT)
 		vmm_error(NULL, vm.stop_msg);
 out:
 	fflush(stdout);
@@ -213,7 +213,7 @@ static int cmd_run_or_stat(int argc, char **argv, bool stat)
 	for (int i = 0; runs && i < cfg.stat.repeat; i++) {
 		status = run_vm(&cfg, prog, prog_len, kernel, klen, &runs[i],
 				NULL);
-		if (status == VMM_EXIT_ERROR || status == 124)
+		if (status == VMM_EXIT_ERROR || status == VMM_EXIT_TIMEOUT)
 			goto out;
 	}
 	if (runs) {
@@ -273,7 +273,7 @@ static int cmd_record(int argc, char **argv)
 	}
 	profile_set_event(prof, r->event, 4, r->code);
 	status = run_vm(&cfg, prog, prog_len, kernel, klen, NULL, prof);
-	if (status == VMM_EXIT_ERROR || status == 124)
+	if (status == VMM_EXIT_ERROR || status == VMM_EXIT_TIMEOUT)
 		goto out;
 	if ((r->perf_format ? perf_data_write(prof, out, err, sizeof(err))
 			    : profile_write(prof, out, err, sizeof(err)))) {

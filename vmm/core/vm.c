@@ -337,7 +337,7 @@ int vm_run(struct vm *vm)
 			if (pthread_cond_timedwait(&vm->stopped, &vm->lock,
 						   &deadline) == ETIMEDOUT) {
 				pthread_mutex_unlock(&vm->lock);
-				vm_request_stop(vm, VM_STOP_EXIT, 124,
+				vm_request_stop(vm, VM_STOP_EXIT, VMM_EXIT_TIMEOUT,
 						"timed out after %g s",
 						vm->cfg->timeout);
 				pthread_mutex_lock(&vm->lock);
@@ -351,7 +351,7 @@ int vm_run(struct vm *vm)
 	for (int i = 0; i < started; i++)
 		pthread_join(vm->vcpus[i].thread, NULL);
 	/* -v: where each vCPU was when a timeout stopped the guest. */
-	if (vm->exit_status == 124 && vm->cfg->verbose)
+	if (vm->exit_status == VMM_EXIT_TIMEOUT && vm->cfg->verbose)
 		for (int i = 0; i < vm->ncpus; i++)
 			vcpu_dump(&vm->vcpus[i], "at the timeout");
 	serial_flush(vm);
