@@ -67,9 +67,6 @@ static inline int comm_cmp(uint32_t tid_a, uint64_t time_a, const struct comm *b
 	return 0;
 }
 
-/* Format a message into err (if any) and return -1. */
-int profile_fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 void profile_image_free(struct image *im);
 
 #endif
