@@ -115,7 +115,7 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 {
 	struct pv_boot_params *bp;
 	struct boot_layout lay;
-	struct cpio_buf initrd;
+	struct cpio_writer initrd;
 	struct timespec t0, t1;
 	struct vm vm;
 	char err[512];
@@ -131,7 +131,7 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		vmm_error(NULL, vm.stop_msg);
 		goto out;
 	}
-	cpio_free(&initrd);
+	cpio_writer_free(&initrd);
 	bp = (struct pv_boot_params *)(vm.mem + PV_BOOT_PARAMS_PHYS);
 	bp->policy_id = pmu_policy_id(vm.pmu);
 	bp->source_id = pmu_source_id(vm.pmu);
@@ -183,7 +183,7 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 out:
 	fflush(stdout);
 	vm_destroy(&vm);
-	cpio_free(&initrd);
+	cpio_writer_free(&initrd);
 	return status;
 }
 
