@@ -170,13 +170,13 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 	for (int c = 0; stat && c < vm.ncpus; c++) {
 		struct pmu_vcpu_stats ps;
 
-		pmu_vcpu_get_stats(vm.vcpus[c].pv, &ps);
+		pmu_vcpu_get_stats(vm.vcpus[c].vpmu.pv, &ps);
 		stat->switch_hcalls += ps.switch_hcalls;
 	}
 	/* Conservation check material: what the vCPUs counted in all. */
 	for (int i = 0; stat && i < cfg->stat.nevents; i++)
 		for (int c = 0; stat->slot[i] >= 0 && c < vm.ncpus; c++)
-			stat->vcpu_total[i] += pmu_vcpu_counter(vm.vcpus[c].pv,
+			stat->vcpu_total[i] += pmu_vcpu_counter(vm.vcpus[c].vpmu.pv,
 								stat->slot[i]);
 	if (atomic_load(&vm.stop) == VM_STOP_ERROR || status == VMM_EXIT_TIMEOUT)
 		vmm_error(NULL, vm.stop_msg);

@@ -269,7 +269,7 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		ret = hc_memset(v, r->rdi, r->rsi, r->r10);
 		break;
 	default:
-		ret = v->pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
+		ret = v->vpmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
 		      vpmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
 		      -ENOSYS;
 		break;

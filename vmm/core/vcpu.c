@@ -130,7 +130,7 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 
 	v->vm = vm;
 	v->id = id;
-	v->pv = pmu_vcpu(vm->pmu, id);
+	v->vpmu.pv = pmu_vcpu(vm->pmu, id);
 	v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, id);
 	if (v->fd < 0)
 		return -1;
@@ -160,9 +160,9 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 
 void vcpu_destroy(struct vcpu *v)
 {
-	if (v->timer_made)
-		timer_delete(v->timer);
-	v->timer_made = false;
+	if (v->vpmu.timer_made)
+		timer_delete(v->vpmu.timer);
+	v->vpmu.timer_made = false;
 	if (v->run)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)

@@ -152,7 +152,7 @@ static bool vpmu_inject_pmi(struct vcpu *v)
 	memcpy(ls.regs + APIC_LVTPC, &lvtpc, 4);
 	ioctl(v->fd, KVM_SET_LAPIC, &ls);
 	ioctl(v->vm->fd, KVM_SIGNAL_MSI, &msi);
-	v->pmis++;
+	v->vpmu.pmis++;
 	return true;
 }
 
@@ -162,16 +162,16 @@ static void vpmu_check_lvtpc(struct vcpu *v)
 	struct kvm_lapic_state ls;
 	uint32_t lvtpc;
 
-	if (!v->pmi_masked || ioctl(v->fd, KVM_GET_LAPIC, &ls) < 0)
+	if (!v->vpmu.pmi_masked || ioctl(v->fd, KVM_GET_LAPIC, &ls) < 0)
 		return;
 	memcpy(&lvtpc, ls.regs + APIC_LVTPC, 4);
 	if (!(lvtpc & APIC_LVT_MASKED)) {
-		v->pmi_masked = false;
-		pmu_vcpu_lvtpc_unmasked(v->pv);
+		v->vpmu.pmi_masked = false;
+		pmu_vcpu_lvtpc_unmasked(v->vpmu.pv);
 		/* A PMI pmu/ asked for while LVTPC was still masked. */
-		if (v->pmi_deferred && vpmu_inject_pmi(v)) {
-			v->pmi_deferred = false;
-			v->pmi_masked = true;
+		if (v->vpmu.pmi_deferred && vpmu_inject_pmi(v)) {
+			v->vpmu.pmi_deferred = false;
+			v->vpmu.pmi_masked = true;
 		}
 	}
 }
@@ -187,26 +187,26 @@ static void vpmu_timer_arm(struct vcpu *v)
 	struct sigevent sev = { 0 };
 	uint64_t dl, now, ns;
 
-	if (!pmu_vcpu_timer_deadline(v->pv, &dl)) {
-		if (v->timer_armed)
-			timer_settime(v->timer, 0, &its, NULL);
-		v->timer_armed = false;
+	if (!pmu_vcpu_timer_deadline(v->vpmu.pv, &dl)) {
+		if (v->vpmu.timer_armed)
+			timer_settime(v->vpmu.timer, 0, &its, NULL);
+		v->vpmu.timer_armed = false;
 		return;
 	}
-	if (!v->timer_made) {
+	if (!v->vpmu.timer_made) {
 		sev.sigev_notify = SIGEV_THREAD_ID;
 		sev.sigev_signo = SIGUSR1;
 		sev._sigev_un._tid = gettid();
-		if (timer_create(CLOCK_MONOTONIC, &sev, &v->timer))
+		if (timer_create(CLOCK_MONOTONIC, &sev, &v->vpmu.timer))
 			return;
-		v->timer_made = true;
+		v->vpmu.timer_made = true;
 	}
 	now = __rdtsc();
 	ns = dl > now ? (dl - now) * 1000000 / v->vm->tsc_khz : 0;
 	its.it_value.tv_sec = ns / 1000000000;
 	its.it_value.tv_nsec = ns % 1000000000 ? ns % 1000000000 : 1;
-	timer_settime(v->timer, 0, &its, NULL);
-	v->timer_armed = true;
+	timer_settime(v->vpmu.timer, 0, &its, NULL);
+	v->vpmu.timer_armed = true;
 }
 
 /* record -a: the VMM's own time per exit reason (Xenoprof, Du et al.). */
@@ -216,7 +216,7 @@ static void vpmu_vmm_sample(struct vcpu *v)
 	struct sample s = { 0 };
 	uint64_t now = __rdtsc();
 
-	if (!v->vm->profile || !v->vm->cfg->record.system_wide || !v->exit_tsc)
+	if (!v->vm->profile || !v->vm->cfg->record.system_wide || !v->vpmu.exit_tsc)
 		return;
 	s.cpu = v->id;
 	s.kind = SAMPLE_VMM;
@@ -224,7 +224,7 @@ static void vpmu_vmm_sample(struct vcpu *v)
 	if (run->exit_reason == KVM_EXIT_IO && run->io.port == PV_HC_PORT)
 		s.exit_reason = PROFILE_HC_BASE + (run->s.regs.regs.rax & 0xff);
 	s.time_ns = (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz;
-	s.period = now - v->exit_tsc;
+	s.period = now - v->vpmu.exit_tsc;
 	profile_add(v->vm->profile, &s);
 }
 
@@ -254,31 +254,31 @@ static void vpmu_kstep_live(struct vcpu *v, bool on)
 static void vpmu_kernel_step_setup(struct vcpu *v)
 {
 	struct kvm_guest_debug dbg = { 0 };
-	bool want = !v->kstep_failed && pmu_vcpu_wants_kernel_step(v->pv);
+	bool want = !v->vpmu.kstep_failed && pmu_vcpu_wants_kernel_step(v->vpmu.pv);
 
-	if (want != v->kstep) {
+	if (want != v->vpmu.kstep) {
 		if (want)
 			dbg.control = KVM_GUESTDBG_ENABLE |
 				      KVM_GUESTDBG_SINGLESTEP;
 		if (ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0) {
 			/* Said once: :k step counts stay 0 from here on. */
-			if (want && !v->kstep_failed)
+			if (want && !v->vpmu.kstep_failed)
 				fprintf(stderr, "vmm: cpu %d: KVM_SET_GUEST_DEBUG: "
 					"%s (kernel-mode step counts stay 0)\n",
 					v->id, strerror(errno));
-			v->kstep_failed = true;
+			v->vpmu.kstep_failed = true;
 			want = false;
 		}
-		if (want != v->kstep)
+		if (want != v->vpmu.kstep)
 			vpmu_kstep_live(v, want);
-		v->kstep = want;
+		v->vpmu.kstep = want;
 	}
-	if (v->kstep) {
-		v->kstep_rip = v->run->s.regs.regs.rip;
-		v->kstep_cpl0 = (v->run->s.regs.sregs.cs.selector & 3) == 0;
+	if (v->vpmu.kstep) {
+		v->vpmu.kstep_rip = v->run->s.regs.regs.rip;
+		v->vpmu.kstep_cpl0 = (v->run->s.regs.sregs.cs.selector & 3) == 0;
 		/* Standard KVM: TF again where we stand (a register write at
 		 * the last exit, a hypercall's result, dropped it). */
-		if (v->kstep_cpl0 && v->vm->host_kind == PV_HOST_STANDARD) {
+		if (v->vpmu.kstep_cpl0 && v->vm->host_kind == PV_HOST_STANDARD) {
 			dbg.control = KVM_GUESTDBG_ENABLE |
 				      KVM_GUESTDBG_SINGLESTEP;
 			ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg);
@@ -325,7 +325,7 @@ static void vpmu_user_step_reinject(struct vcpu *v)
 			   KVM_GUESTDBG_INJECT_DB,
 	};
 
-	if (!pmu_vcpu_user_stepping(v->pv))
+	if (!pmu_vcpu_user_stepping(v->vpmu.pv))
 		return;
 	if (ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
 		fprintf(stderr, "vmm: cpu %d: cannot hand a #DB back to the "
@@ -344,7 +344,7 @@ static bool vpmu_kernel_step_count(struct vcpu *v)
 	struct x86_insn_class ic;
 	size_t n;
 
-	if (!v->kstep_cpl0) {
+	if (!v->vpmu.kstep_cpl0) {
 		/* Still at CPL3 on a standard KVM: a user instruction
 		 * retired; at CPL0: a kernel entry set TF (kstep_stubs). */
 		if (v->vm->host_kind == PV_HOST_STANDARD &&
@@ -352,29 +352,29 @@ static bool vpmu_kernel_step_count(struct vcpu *v)
 			vpmu_user_step_reinject(v);
 		return false;
 	}
-	n = vpmu_read_gva(v, v->kstep_rip, buf, sizeof(buf));
+	n = vpmu_read_gva(v, v->vpmu.kstep_rip, buf, sizeof(buf));
 	if (n == 0 || x86_classify(buf, n, &ic) < 0)
 		memset(&ic, 0, sizeof(ic));
-	if (ic.rep_string && v->run->s.regs.regs.rip == v->kstep_rip)
+	if (ic.rep_string && v->run->s.regs.regs.rip == v->vpmu.kstep_rip)
 		return false;
-	return pmu_vcpu_kernel_step(v->pv, x86_is_branch(ic.branch));
+	return pmu_vcpu_kernel_step(v->vpmu.pv, x86_is_branch(ic.branch));
 }
 
 void vpmu_before_run(struct vcpu *v)
 {
-	if (v->kstep_quiet) {
+	if (v->vpmu.kstep_quiet) {
 		/* A step exit pmu/ did not see: the vCPU stays "in guest". */
-		v->kstep_quiet = false;
+		v->vpmu.kstep_quiet = false;
 		vpmu_kernel_step_setup(v);
 		return;
 	}
 	vpmu_vmm_sample(v);
 	vpmu_check_lvtpc(v);
-	if (pmu_vcpu_enter(v->pv)) {
+	if (pmu_vcpu_enter(v->vpmu.pv)) {
 		/* pmu/ has handed this PMI over: if the guest's LVTPC is
 		 * still masked, keep it until the guest unmasks. */
-		v->pmi_deferred = !vpmu_inject_pmi(v);
-		v->pmi_masked = true;
+		v->vpmu.pmi_deferred = !vpmu_inject_pmi(v);
+		v->vpmu.pmi_masked = true;
 	}
 	vpmu_kernel_step_setup(v);
 	vpmu_timer_arm(v);
@@ -389,9 +389,9 @@ static void vpmu_steal(struct vcpu *v)
 	if (!rec)
 		return;
 	memcpy(&steal, rec, 8);
-	if (steal > v->steal_seen) {
-		pmu_vcpu_steal(v->pv, steal - v->steal_seen);
-		v->steal_seen = steal;
+	if (steal > v->vpmu.steal_seen) {
+		pmu_vcpu_steal(v->vpmu.pv, steal - v->vpmu.steal_seen);
+		v->vpmu.steal_seen = steal;
 	}
 }
 
@@ -416,14 +416,14 @@ void vpmu_after_run(struct vcpu *v)
 		why = PMU_EXIT_HLT;
 		break;
 	case KVM_EXIT_DEBUG:
-		if (v->kstep && !vpmu_kernel_step_count(v)) {
-			v->kstep_quiet = true;
+		if (v->vpmu.kstep && !vpmu_kernel_step_count(v)) {
+			v->vpmu.kstep_quiet = true;
 			return;
 		}
 		break;
 	}
-	v->exit_tsc = __rdtsc();
-	pmu_vcpu_exit(v->pv, why);
+	v->vpmu.exit_tsc = __rdtsc();
+	pmu_vcpu_exit(v->vpmu.pv, why);
 	vpmu_steal(v);
 }
 
@@ -438,14 +438,14 @@ int64_t vpmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a, uint64_t b,
 		in = (a & 4095) ? NULL : vm_gpa_to_hva(v->vm, a, 4096);
 		if (!in)
 			return -EFAULT;
-		pmu_vcpu_set_page(v->pv, in);
+		pmu_vcpu_set_page(v->vpmu.pv, in);
 		return 0;
 	case PV_HC_PMU_SWITCH:
 		out = a ? vm_gpa_to_hva(v->vm, a, 4096) : NULL;
 		in = b ? vm_gpa_to_hva(v->vm, b, 4096) : NULL;
 		if ((a && (!out || (a & 4095))) || (b && (!in || (b & 4095))))
 			return -EFAULT;
-		return pmu_thread_switch(v->pv, out, in);
+		return pmu_thread_switch(v->vpmu.pv, out, in);
 	case PV_HC_PMU_POLL:
 		return 0;
 	default:

@@ -5,11 +5,35 @@
 #include <linux/kvm.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "pmu.h"
 
 struct vm;
 struct vcpu;
+
+/*
+ * One vCPU's virtual PMU glue (vpmu_*): its pmu/ state (pmu_*) plus what
+ * only the VMM can do with KVM: PMI injection, the tsc source's deadline
+ * timer, the step source's single-stepping of kernel code, steal time.
+ */
+struct vpmu {
+	struct pmu_vcpu *pv;		/* this vCPU's virtual PMU */
+	uint64_t pmis;			/* PMIs injected */
+	bool pmi_masked;		/* LVTPC masked by our last PMI */
+	bool pmi_deferred;		/* a PMI waiting for LVTPC's unmask */
+	uint64_t steal_seen;		/* KVM steal time reported so far, ns */
+	timer_t timer;			/* tsc source overflow deadline */
+	bool timer_made, timer_armed;
+	uint64_t exit_tsc;		/* record -a: when the last exit began */
+	/* step source, CPL0: KVM_GUESTDBG_SINGLESTEP is on, and where the
+	 * instruction the next KVM_EXIT_DEBUG retires began. */
+	bool kstep;
+	bool kstep_cpl0;
+	bool kstep_quiet;		/* the last exit was a step pmu/ skipped */
+	bool kstep_failed;		/* KVM refused single-stepping */
+	uint64_t kstep_rip;
+};
 
 /* The VM's virtual PMU: the pmu/ library plus what needs KVM. */
 int vpmu_vm_setup(struct vm *vm);

@@ -279,12 +279,12 @@ static void vm_stats_print(struct vm *vm)
 
 		struct pmu_vcpu_stats ps;
 
-		pmu_vcpu_get_stats(v->pv, &ps);
+		pmu_vcpu_get_stats(v->vpmu.pv, &ps);
 		fprintf(stderr, "vmm: cpu %d: %llu exits to the VMM, %llu "
 			"hypercalls, %llu PMIs\n", i,
 			(unsigned long long)v->exits,
 			(unsigned long long)v->hypercalls,
-			(unsigned long long)v->pmis);
+			(unsigned long long)v->vpmu.pmis);
 		if (ps.carried)
 			fprintf(stderr, "vmm: cpu %d: %llu overflows carried "
 				"across a thread switch, %llu raised again "

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "vcpu_pmu.h"
 
 struct kvm_run;
 struct pmu;
@@ -27,21 +28,7 @@ struct vcpu {
 	pthread_t thread;
 	uint64_t exits;			/* all exits handled by this vCPU */
 	uint64_t hypercalls;
-	struct pmu_vcpu *pv;		/* this vCPU's virtual PMU */
-	uint64_t pmis;			/* PMIs injected */
-	bool pmi_masked;		/* LVTPC masked by our last PMI */
-	bool pmi_deferred;		/* a PMI waiting for LVTPC's unmask */
-	uint64_t steal_seen;		/* KVM steal time reported so far, ns */
-	timer_t timer;			/* tsc source overflow deadline */
-	bool timer_made, timer_armed;
-	uint64_t exit_tsc;		/* record -a: when the last exit began */
-	/* step source, CPL0: KVM_GUESTDBG_SINGLESTEP is on, and where the
-	 * instruction the next KVM_EXIT_DEBUG retires began. */
-	bool kstep;
-	bool kstep_cpl0;
-	bool kstep_quiet;		/* the last exit was a step pmu/ skipped */
-	bool kstep_failed;		/* KVM refused single-stepping */
-	uint64_t kstep_rip;
+	struct vpmu vpmu;		/* this vCPU's virtual PMU glue */
 };
 
 /* Why the VM stopped; decides the VMM's exit status. */
