@@ -13,9 +13,7 @@
 #include "guest_mem.h"
 #include "hypercall.h"
 #include "layout.h"
-#include "profile.h"
 #include "stat.h"
-#include "stat_report.h"
 #include "vcpu.h"
 #include "vcpu_pmu.h"
 
@@ -190,13 +188,14 @@ static int64_t hc_memset(struct vcpu *v, uint64_t dst, uint64_t c,
 static int64_t hc_stat_thread(struct vcpu *v, uint64_t gpa)
 {
 	const struct pv_stat_record *r = vm_gpa_to_hva(v->vm, gpa, sizeof(*r));
+	const struct vm_observer *o = v->vm->observer;
 
 	if (!r)
 		return -EFAULT;
-	if (!v->vm->stat)
+	if (!o || !o->thread_exit)
 		return 0;
 	pthread_mutex_lock(&v->vm->lock);
-	stat_record_add(v->vm->stat, &v->vm->cfg->stat, r);
+	o->thread_exit(o->ctx, r);
 	pthread_mutex_unlock(&v->vm->lock);
 	return 0;
 }
@@ -204,25 +203,15 @@ static int64_t hc_stat_thread(struct vcpu *v, uint64_t gpa)
 static int64_t hc_sample(struct vcpu *v, uint64_t gpa)
 {
 	const struct pv_sample *r = vm_gpa_to_hva(v->vm, gpa, sizeof(*r));
+	const struct vm_observer *o = v->vm->observer;
 	struct vm *vm = v->vm;
-	struct sample s = { 0 };
-	char comm[17];
 
 	if (!r)
 		return -EFAULT;
-	if (!vm->profile)
+	if (!o || !o->sample)
 		return 0;
-	memcpy(comm, r->comm, 16);
-	comm[16] = 0;
-	profile_comm(vm->profile, r->pid, r->tid, comm);
-	s.pid = r->pid;
-	s.tid = r->tid;
-	s.cpu = r->cpu;
-	s.kind = r->user ? SAMPLE_USER : SAMPLE_KERNEL;
-	s.ip = r->ip;
-	s.time_ns = (r->time_tsc - vm->boot_tsc) * 1000000 / vm->tsc_khz;
-	s.period = r->period;
-	profile_add(vm->profile, &s);
+	o->sample(o->ctx, r, (r->time_tsc - vm->boot_tsc) * 1000000 /
+		  vm->tsc_khz);
 	return 0;
 }
 

@@ -19,7 +19,6 @@
 #include "boot.h"
 #include "hypercall.h"
 #include "layout.h"
-#include "profile.h"
 #include "vcpu.h"
 #include "vcpu_pmu.h"
 #include "x86_decode.h"
@@ -210,22 +209,20 @@ static void vpmu_timer_arm(struct vcpu *v)
 }
 
 /* record -a: the VMM's own time per exit reason (Xenoprof, Du et al.). */
-static void vpmu_vmm_sample(struct vcpu *v)
+static void vpmu_exit_time(struct vcpu *v)
 {
+	const struct vm_observer *o = v->vm->observer;
 	struct kvm_run *run = v->run;
-	struct sample s = { 0 };
 	uint64_t now = __rdtsc();
+	int hc = -1;
 
-	if (!v->vm->profile || !v->vm->cfg->record.system_wide || !v->vpmu.exit_tsc)
+	if (!o || !o->exit_time || !v->vpmu.exit_tsc)
 		return;
-	s.cpu = v->id;
-	s.kind = SAMPLE_VMM;
-	s.exit_reason = run->exit_reason;
 	if (run->exit_reason == KVM_EXIT_IO && run->io.port == PV_HC_PORT)
-		s.exit_reason = PROFILE_HC_BASE + (run->s.regs.regs.rax & 0xff);
-	s.time_ns = (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz;
-	s.period = now - v->vpmu.exit_tsc;
-	profile_add(v->vm->profile, &s);
+		hc = run->s.regs.regs.rax & 0xff;
+	o->exit_time(o->ctx, v->id, run->exit_reason, hc,
+		     (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz,
+		     now - v->vpmu.exit_tsc);
 }
 
 /*
@@ -368,7 +365,7 @@ void vpmu_before_run(struct vcpu *v)
 		vpmu_kernel_step_setup(v);
 		return;
 	}
-	vpmu_vmm_sample(v);
+	vpmu_exit_time(v);
 	vpmu_check_lvtpc(v);
 	if (pmu_vcpu_enter(v->vpmu.pv)) {
 		/* pmu/ has handed this PMI over: if the guest's LVTPC is

@@ -355,6 +355,8 @@ int vm_run(struct vm *vm)
 		for (int i = 0; i < vm->ncpus; i++)
 			vcpu_dump(&vm->vcpus[i], "at the timeout");
 	serial_flush(vm);
+	if (vm->observer && vm->observer->end)
+		vm->observer->end(vm->observer->ctx, vm);
 	if (vm->cfg->verbose)
 		vm_stats_print(vm);
 	return vm->exit_status;

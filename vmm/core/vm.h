@@ -15,9 +15,28 @@
 struct kvm_run;
 struct pmu;
 struct pmu_vcpu;
-struct stat_run;
-struct profile;
+struct pv_sample;
+struct pv_stat_record;
 struct vm;
+
+/*
+ * What the tools (vmm stat, vmm record) hear about a run: the core calls
+ * these and never knows which tool listens.  Called from vCPU threads;
+ * NULL members are skipped; ctx is handed back.
+ */
+struct vm_observer {
+	void *ctx;
+	/* PV_HC_STAT_THREAD: an exited guest thread's counts (VM lock held). */
+	void (*thread_exit)(void *ctx, const struct pv_stat_record *r);
+	/* PV_HC_SAMPLE: one guest sample, time_ns since boot. */
+	void (*sample)(void *ctx, const struct pv_sample *r, uint64_t time_ns);
+	/* After each exit: the VMM's own time for it, in TSC cycles;
+	 * hypercall is its number for a hypercall exit, else -1. */
+	void (*exit_time)(void *ctx, int cpu, uint32_t exit_reason,
+			  int hypercall, uint64_t time_ns, uint64_t cycles);
+	/* The guest stopped; the vCPUs' state is still there to read. */
+	void (*end)(void *ctx, const struct vm *vm);
+};
 
 struct vcpu {
 	struct vm *vm;
@@ -49,8 +68,7 @@ struct vm {
 	atomic_int kstep_vcpus;		/* vCPUs whose kernel code KVM steps */
 	struct pmu *pmu;
 	bool steal_time;		/* KVM offers the steal-time MSR */
-	struct stat_run *stat;		/* vmm stat: where records go */
-	struct profile *profile;	/* vmm record: where samples go */
+	const struct vm_observer *observer;	/* the tool watching, or NULL */
 	uint64_t boot_tsc;
 	pthread_t populate_thread;
 	bool populate_started;
