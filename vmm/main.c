@@ -5,15 +5,18 @@
  * Exit status: the guest program's own status (128+N when signal N ended
  * it), 124 on --timeout, 125 when the VMM or the guest kernel failed.
  */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <time.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "bench.h"
 #include "boot.h"
@@ -26,11 +29,9 @@
 #include "pmu.h"
 #include "profile.h"
 #include "record.h"
-#include "vpmu.h"
-#include <getopt.h>
-#include <x86intrin.h>
 #include "stat_report.h"
 #include "vm.h"
+#include "vpmu.h"
 
 extern const unsigned char pv_kernel_blob[], pv_kernel_blob_end[];
 
@@ -262,7 +263,7 @@ static int cmd_record(int argc, char **argv)
 						     : "perfvisor.data";
 	if (!prof ||
 	    profile_add_image(prof, cfg.argv[0], cfg.program,
-			      ((const unsigned char *)prog)[16] == 3 ?
+			      ((const Elf64_Ehdr *)prog)->e_type == ET_DYN ?
 			      PV_USER_PIE_BASE : 0, false, err,
 			      sizeof(err)) < 0 ||
 	    profile_add_image_mem(prof, "[kernel]", cfg.kernel_path, kernel,
@@ -270,7 +271,7 @@ static int cmd_record(int argc, char **argv)
 		status = vmm_error("record", prof ? err : "out of memory");
 		goto out;
 	}
-	profile_set_event(prof, r->event, 4, r->code);
+	profile_set_event(prof, r->event, PERF_TYPE_RAW, r->code);
 	status = run_vm(&cfg, prog, prog_len, kernel, klen, NULL, prof);
 	if (status == VMM_EXIT_ERROR || status == VMM_EXIT_TIMEOUT)
 		goto out;

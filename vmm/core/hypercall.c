@@ -18,6 +18,8 @@
 #include "vcpu_pmu.h"
 
 #define HC_IO_CHUNK	65536
+#define HC_LOG_MAX	1024	/* one kernel log line, at most */
+#define HC_EXIT_STATUS	0xff	/* exit status bits, as in _exit(2) */
 
 static int64_t hc_write(struct vcpu *v, uint64_t fd, uint64_t uva,
 			uint64_t len)
@@ -80,8 +82,8 @@ static int64_t hc_log(struct vcpu *v, uint64_t kva, uint64_t len, bool panic)
 {
 	const char *s;
 
-	if (len > 1024)
-		len = 1024;
+	if (len > HC_LOG_MAX)
+		len = HC_LOG_MAX;
 	s = vm_gpa_to_hva(v->vm, kva - PV_KERNEL_BASE, len);
 	if (!s)
 		return -EFAULT;
@@ -223,7 +225,7 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	v->hypercalls++;
 	switch (r->rax) {
 	case PV_HC_EXIT:
-		vm_request_stop(v->vm, VM_STOP_EXIT, (int)(r->rdi & 0xff), NULL);
+		vm_request_stop(v->vm, VM_STOP_EXIT, (int)(r->rdi & HC_EXIT_STATUS), NULL);
 		return EXIT_STOP;
 	case PV_HC_WRITE:
 		ret = hc_write(v, r->rdi, r->rsi, r->r10);

@@ -8,10 +8,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <asm/kvm_para.h>
+
 #include "boot.h"
 #include "layout.h"
 #include "vcpu.h"
 #include "vcpu_pmu.h"
+
+#define CPUID_FEATURES		0x1
+#define CPUID_TOPOLOGY		0xb	/* extended topology */
+#define CPUID_TOPOLOGY_V2	0x1f
 
 #define CR0_PE		(1u << 0)
 #define CR0_MP		(1u << 1)
@@ -108,13 +114,16 @@ static int vcpu_setup_cpuid(struct vcpu *v)
 	for (uint32_t i = 0; i < c->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &c->entries[i];
 
-		if (e->function == 1) {
+		if (e->function == CPUID_FEATURES) {
+			/* EBX[31:24]: initial APIC ID */
 			e->ebx = (e->ebx & 0x00ffffff) | ((uint32_t)v->id << 24);
-		} else if (e->function == 0xb || e->function == 0x1f) {
+		} else if (e->function == CPUID_TOPOLOGY ||
+			   e->function == CPUID_TOPOLOGY_V2) {
+			/* EDX: x2APIC ID */
 			e->edx = v->id;
-		} else if (e->function == 0x40000001) {
-			/* KVM_FEATURE_STEAL_TIME */
-			v->vm->steal_time = e->eax & (1u << 5);
+		} else if (e->function == KVM_CPUID_FEATURES) {
+			v->vm->steal_time = e->eax &
+					    (1u << KVM_FEATURE_STEAL_TIME);
 		}
 	}
 	vpmu_cpuid_fixup(v->vm, c);

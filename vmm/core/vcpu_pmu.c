@@ -25,6 +25,9 @@
 
 #define APIC_LVTPC		0x340
 #define APIC_LVT_MASKED		(1u << 16)
+#define APIC_LVT_VECTOR		0xffu
+#define APIC_MSI_BASE		0xfee00000u	/* MSI address, dest ID << 12 */
+#define HC_NR_BITS		0xffu	/* a profile names a hypercall by these */
 
 static int vpmu_msr_filter(struct vm *vm)
 {
@@ -145,8 +148,8 @@ static bool vpmu_inject_pmi(struct vcpu *v)
 	memcpy(&lvtpc, ls.regs + APIC_LVTPC, 4);
 	if (lvtpc & APIC_LVT_MASKED)
 		return false;
-	msi.address_lo = 0xfee00000u | ((uint32_t)v->id << 12);
-	msi.data = lvtpc & 0xff;
+	msi.address_lo = APIC_MSI_BASE | ((uint32_t)v->id << 12);
+	msi.data = lvtpc & APIC_LVT_VECTOR;
 	lvtpc |= APIC_LVT_MASKED;
 	memcpy(ls.regs + APIC_LVTPC, &lvtpc, 4);
 	ioctl(v->fd, KVM_SET_LAPIC, &ls);
@@ -219,7 +222,7 @@ static void vpmu_exit_time(struct vcpu *v)
 	if (!o || !o->exit_time || !v->vpmu.exit_tsc)
 		return;
 	if (run->exit_reason == KVM_EXIT_IO && run->io.port == PV_HC_PORT)
-		hc = run->s.regs.regs.rax & 0xff;
+		hc = run->s.regs.regs.rax & HC_NR_BITS;
 	o->exit_time(o->ctx, v->id, run->exit_reason, hc,
 		     (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz,
 		     now - v->vpmu.exit_tsc);
@@ -377,7 +380,7 @@ void vpmu_before_run(struct vcpu *v)
 	vpmu_timer_arm(v);
 }
 
-/* KVM steal time: the record the guest registered (MSR 0x4b564d03). */
+/* KVM steal time: the record the guest registered (MSR_KVM_STEAL_TIME). */
 static void vpmu_steal(struct vcpu *v)
 {
 	uint8_t *rec = vm_gpa_to_hva(v->vm, PV_STEAL_PHYS + 64 * v->id, 64);
