@@ -260,8 +260,8 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		ret = hc_memset(v, r->rdi, r->rsi, r->r10);
 		break;
 	default:
-		ret = v->vpmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
-		      vpmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
+		ret = v->pmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
+		      vcpu_pmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
 		      -ENOSYS;
 		break;
 	}

@@ -126,7 +126,7 @@ static int vcpu_setup_cpuid(struct vcpu *v)
 					    (1u << KVM_FEATURE_STEAL_TIME);
 		}
 	}
-	vpmu_cpuid_fixup(v->vm, c);
+	vcpu_pmu_cpuid_fixup(v->vm, c);
 	ret = ioctl(v->fd, KVM_SET_CPUID2, c);
 	free(c);
 	return ret;
@@ -139,7 +139,7 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 
 	v->vm = vm;
 	v->id = id;
-	v->vpmu.pv = pmu_vcpu(vm->pmu, id);
+	v->pmu.pv = pmu_vcpu(vm->pmu, id);
 	v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, id);
 	if (v->fd < 0)
 		return -1;
@@ -169,9 +169,9 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 
 void vcpu_destroy(struct vcpu *v)
 {
-	if (v->vpmu.timer_made)
-		timer_delete(v->vpmu.timer);
-	v->vpmu.timer_made = false;
+	if (v->pmu.timer_made)
+		timer_delete(v->pmu.timer);
+	v->pmu.timer_made = false;
 	if (v->run)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)
@@ -239,11 +239,11 @@ void *vcpu_thread(void *arg)
 		v->run->immediate_exit = 0;
 		if (atomic_load(&vm->stop) != VM_RUNNING)
 			break;
-		vpmu_before_run(v);
+		vcpu_pmu_before_run(v);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			/* No guest exit to account: not a stale reason. */
 			v->run->exit_reason = KVM_EXIT_INTR;
-			vpmu_after_run(v);
+			vcpu_pmu_after_run(v);
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			vm_request_stop(vm, VM_STOP_ERROR, VMM_EXIT_ERROR,
@@ -251,7 +251,7 @@ void *vcpu_thread(void *arg)
 					strerror(errno));
 			break;
 		}
-		vpmu_after_run(v);
+		vcpu_pmu_after_run(v);
 		if (vcpu_handle_exit(v) == EXIT_STOP)
 			break;
 	}

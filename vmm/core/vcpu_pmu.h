@@ -13,11 +13,11 @@ struct vm;
 struct vcpu;
 
 /*
- * One vCPU's virtual PMU glue (vpmu_*): its pmu/ state (pmu_*) plus what
+ * One vCPU's virtual PMU glue (vcpu_pmu_*): its pmu/ state (pmu_*) plus what
  * only the VMM can do with KVM: PMI injection, the tsc source's deadline
  * timer, the step source's single-stepping of kernel code, steal time.
  */
-struct vpmu {
+struct vcpu_pmu {
 	struct pmu_vcpu *pv;		/* this vCPU's virtual PMU */
 	uint64_t pmis;			/* PMIs injected */
 	bool pmi_masked;		/* LVTPC masked by our last PMI */
@@ -36,14 +36,14 @@ struct vpmu {
 };
 
 /* The VM's virtual PMU: the pmu/ library plus what needs KVM. */
-int vpmu_vm_setup(struct vm *vm);
-void vpmu_vm_destroy(struct vm *vm);
-/* Entries vpmu_cpuid_fixup() may append: room the caller leaves. */
+int vcpu_pmu_vm_setup(struct vm *vm);
+void vcpu_pmu_vm_destroy(struct vm *vm);
+/* Entries vcpu_pmu_cpuid_fixup() may append: room the caller leaves. */
 #define PMU_CPUID_SPARE		1
-void vpmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c);
-void vpmu_before_run(struct vcpu *v);
-void vpmu_after_run(struct vcpu *v);
-int64_t vpmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a, uint64_t b,
-		       uint64_t c);
+void vcpu_pmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c);
+void vcpu_pmu_before_run(struct vcpu *v);
+void vcpu_pmu_after_run(struct vcpu *v);
+int64_t vcpu_pmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a,
+			   uint64_t b, uint64_t c);
 
 #endif

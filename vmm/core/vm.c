@@ -183,7 +183,7 @@ int vm_create(struct vm *vm, const struct vmm_config *cfg)
 		vm_fail(vm, "KVM_GET_TSC_KHZ: %s", strerror(errno));
 		return -1;
 	}
-	if (vpmu_vm_setup(vm))
+	if (vcpu_pmu_vm_setup(vm))
 		return -1;
 	if (vm_mem_alloc(vm))
 		return -1;
@@ -226,7 +226,7 @@ void vm_destroy(struct vm *vm)
 	for (int i = 0; vm->vcpus && i < vm->ncpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
 	free(vm->vcpus);
-	vpmu_vm_destroy(vm);
+	vcpu_pmu_vm_destroy(vm);
 	if (vm->mem)
 		munmap(vm->mem, vm->mem_size);
 	if (vm->fd >= 0)
@@ -279,12 +279,12 @@ static void vm_stats_print(struct vm *vm)
 
 		struct pmu_vcpu_stats ps;
 
-		pmu_vcpu_get_stats(v->vpmu.pv, &ps);
+		pmu_vcpu_get_stats(v->pmu.pv, &ps);
 		fprintf(stderr, "vmm: cpu %d: %llu exits to the VMM, %llu "
 			"hypercalls, %llu PMIs\n", i,
 			(unsigned long long)v->exits,
 			(unsigned long long)v->hypercalls,
-			(unsigned long long)v->vpmu.pmis);
+			(unsigned long long)v->pmu.pmis);
 		if (ps.carried)
 			fprintf(stderr, "vmm: cpu %d: %llu overflows carried "
 				"across a thread switch, %llu raised again "

@@ -47,7 +47,7 @@ struct vcpu {
 	pthread_t thread;
 	uint64_t exits;			/* all exits handled by this vCPU */
 	uint64_t hypercalls;
-	struct vpmu vpmu;		/* this vCPU's virtual PMU glue */
+	struct vcpu_pmu pmu;		/* this vCPU's virtual PMU glue */
 };
 
 /* Why the VM stopped; decides the VMM's exit status. */

@@ -58,13 +58,13 @@ static void stat_vm_end(void *ctx, const struct vm *vm)
 	for (int c = 0; c < vm->ncpus; c++) {
 		struct pmu_vcpu_stats ps;
 
-		pmu_vcpu_get_stats(vm->vcpus[c].vpmu.pv, &ps);
+		pmu_vcpu_get_stats(vm->vcpus[c].pmu.pv, &ps);
 		run->switch_hcalls += ps.switch_hcalls;
 	}
 	for (int i = 0; i < run->st->nevents; i++)
 		for (int c = 0; run->slot[i] >= 0 && c < vm->ncpus; c++)
 			run->vcpu_total[i] += pmu_vcpu_counter(
-				vm->vcpus[c].vpmu.pv, run->slot[i]);
+				vm->vcpus[c].pmu.pv, run->slot[i]);
 }
 
 const struct vm_observer *stat_prepare(const struct vmm_stat *st,
