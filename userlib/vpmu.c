@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "layout.h"
-#include "vpmu.h"
+#include "libvpmu.h"
 #include "../uapi/vpmu.h"
 
 #define PERFVISOR_IOC_TRAP_READ	0x2480
