@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the VMM's cpio writer (vmm/cpio.c) against the guest
- * kernel's parser (common/cpio_reader.c).  The input is a list of entries
- * (name, mode, data); whatever the writer accepts, the parser must read
- * back identically and in order, each regular file's data on a 4 KiB
+ * libFuzzer target: the VMM's cpio writer (common/cpio_writer.c) against
+ * the guest kernel's parser (common/cpio_reader.c).  The input is a list
+ * of entries (name, mode, data); whatever the writer accepts, the parser
+ * must read back identically and in order, each regular file's data on a 4 KiB
  * boundary (the kernel maps those pages instead of copying them).
  *
  * Input format, repeated: 1 byte name length, name bytes, 4 bytes mode,
