@@ -129,6 +129,6 @@ u64 huge_alloc_zero(void);		/* 2 MiB aligned, zeroed */
 void huge_free(u64 pa);
 u64 pmem_free_pages(void);
 
-#include "cpio.h"
+#include "cpio_reader.h"
 
 #endif

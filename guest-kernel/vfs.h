@@ -49,7 +49,7 @@ long copy_to_user(void *udst, const void *src, size_t n);
 #include "sched.h"
 #endif
 
-#include "cpio.h"
+#include "cpio_reader.h"
 
 /* errno values kernel.h does not have yet (Linux's numbers). */
 #ifndef ENXIO

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "papi.h"
-#include "vpmu.h"
+#include "libvpmu.h"
 
 #define MAX_SETS	8
 #define MAX_EVENTS	4

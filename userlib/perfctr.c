@@ -2,7 +2,7 @@
 /* perfctr-style entry points (vperfctr_*) over libvpmu. */
 #include <stdlib.h>
 
-#include "vpmu.h"
+#include "libvpmu.h"
 
 struct vperfctr {
 	unsigned int n;

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "layout.h"
-#include "vpmu.h"
+#include "libvpmu.h"
 #include "../uapi/perf_abi.h"
 #include "../uapi/vpmu_guest.h"
 

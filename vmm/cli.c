@@ -10,6 +10,7 @@
 #include "layout.h"
 #include "pmu.h"
 #include "policy.h"
+#include "vpmu.h"
 
 enum {
 	OPT_CPUS = 0x100,
@@ -59,7 +60,9 @@ static const char run_usage[] =
 	"               [--policy NAME] [--host auto|pvm|standard]\n"
 	"               [-v] [--] PROGRAM [ARGS...]\n";
 
-static int cli_parse_mode(int argc, char **argv, int mode,
+enum cli_mode { CLI_RUN, CLI_STAT, CLI_RECORD };
+
+static int cli_parse_mode(int argc, char **argv, enum cli_mode mode,
 			  struct vmm_config *cfg, char *err, size_t errlen);
 
 /*
@@ -235,189 +238,184 @@ static int cli_record_opt(struct vmm_config *cfg, int c, char *err,
 int cli_parse_record(int argc, char **argv, struct vmm_config *cfg,
 		     char *err, size_t errlen)
 {
-	return cli_parse_mode(argc, argv, 2, cfg, err, errlen);
+	return cli_parse_mode(argc, argv, CLI_RECORD, cfg, err, errlen);
 }
 
 int cli_parse(int argc, char **argv, bool stat, struct vmm_config *cfg,
 	      char *err, size_t errlen)
 {
-	return cli_parse_mode(argc, argv, stat ? 1 : 0, cfg, err, errlen);
+	return cli_parse_mode(argc, argv, stat ? CLI_STAT : CLI_RUN, cfg, err,
+			      errlen);
 }
 
-/* mode: 0 run, 1 stat, 2 record. */
-static int cli_parse_mode(int argc, char **argv, int mode,
-			  struct vmm_config *cfg, char *err, size_t errlen)
+/* `vmm stat`'s own options: 0 taken, 1 not one of them, -1 error. */
+static int cli_stat_opt(struct vmm_config *cfg, int c, char *err,
+			size_t errlen)
 {
-	bool stat = mode == 1;
-	const char *base;
 	long n;
-	int c;
 
+	switch (c) {
+	case 'e':
+		return cli_parse_events(&cfg->stat, optarg, err, errlen);
+	case 'x':
+		cfg->stat.sep = optarg;
+		return 0;
+	case 'o':
+		cfg->stat.output = optarg;
+		return 0;
+	case 'r':
+		if (parse_int(optarg, 1, 1000, &n)) {
+			snprintf(err, errlen, "-r: '%s' is not a number "
+				 "from 1 to 1000", optarg);
+			return -1;
+		}
+		cfg->stat.repeat = n;
+		return 0;
+	case OPT_PER_THREAD:
+		cfg->stat.per_thread = true;
+		return 0;
+	case OPT_JSON:
+		cfg->stat.json = true;
+		return 0;
+	}
+	return 1;
+}
+
+/* --file HOST:/GUEST/PATH and --env K=V: 0 or -1. */
+static int cli_file_or_env_opt(struct vmm_config *cfg, int c, char *err,
+			       size_t errlen)
+{
+	char *colon = strchr(optarg, ':');
+
+	if (c == OPT_ENV) {
+		if (!strchr(optarg, '=') || optarg[0] == '=' ||
+		    cfg->nenv == VMM_MAX_ENV) {
+			snprintf(err, errlen, "--env: '%s' is not K=V "
+				 "(at most %d)", optarg, VMM_MAX_ENV);
+			return -1;
+		}
+		cfg->env[cfg->nenv++] = optarg;
+		return 0;
+	}
+	if (!colon || colon == optarg || colon[1] != '/' ||
+	    cfg->nfiles == VMM_MAX_FILES) {
+		snprintf(err, errlen, "--file: '%s' is not "
+			 "HOST:/GUEST/PATH (at most %d)",
+			 optarg, VMM_MAX_FILES);
+		return -1;
+	}
+	*colon = 0;
+	cfg->files[cfg->nfiles].host = optarg;
+	cfg->files[cfg->nfiles++].guest = colon + 1;
+	return 0;
+}
+
+/* --timeout SECONDS: 0 or -1. */
+static int cli_timeout_opt(struct vmm_config *cfg, char *err, size_t errlen)
+{
+	char *end;
+
+	errno = 0;
+	cfg->timeout = strtod(optarg, &end);
+	if (errno || end == optarg || *end ||
+	    !(cfg->timeout > 0 && cfg->timeout < 1e7)) {
+		snprintf(err, errlen, "--timeout: '%s' is not "
+			 "a positive number of seconds", optarg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The options every command takes (vmm run's): 0, 1 or -1 as above. */
+static int cli_run_opt(struct vmm_config *cfg, int c, char *err,
+		       size_t errlen)
+{
+	long n;
+
+	switch (c) {
+	case OPT_CPUS:
+		if (parse_int(optarg, 1, VMM_MAX_CPUS, &n)) {
+			snprintf(err, errlen, "--cpus: '%s' is not a "
+				 "number from 1 to %d", optarg, VMM_MAX_CPUS);
+			return -1;
+		}
+		cfg->ncpus = n;
+		return 0;
+	case OPT_MEM:
+		if (cli_parse_size(optarg, &cfg->mem_size) ||
+		    cfg->mem_size < PV_MIN_MEM ||
+		    cfg->mem_size > PV_MAX_MEM) {
+			snprintf(err, errlen, "--mem: '%s' is not a "
+				 "size from 32M to 2G", optarg);
+			return -1;
+		}
+		/* Whole 2 MiB pages: the boot map uses them. */
+		cfg->mem_size = (cfg->mem_size + PV_HUGE_SIZE - 1) &
+				~(PV_HUGE_SIZE - 1);
+		return 0;
+	case OPT_FILE:
+	case OPT_ENV:
+		return cli_file_or_env_opt(cfg, c, err, errlen);
+	case OPT_KERNEL:
+		cfg->kernel_path = optarg;
+		return 0;
+	case OPT_TIMEOUT:
+		return cli_timeout_opt(cfg, err, errlen);
+	case OPT_REPORT_FD:
+		if (parse_int(optarg, 3, 1 << 20, &n)) {
+			snprintf(err, errlen, "--report-fd: bad fd '%s'",
+				 optarg);
+			return -1;
+		}
+		cfg->report_fd = n;
+		return 0;
+	case OPT_HOST:
+		if (!host_kind_parse(optarg)) {
+			snprintf(err, errlen, "--host: '%s' is not auto, "
+				 "pvm or standard", optarg);
+			return -1;
+		}
+		cfg->host = optarg;
+		return 0;
+	case OPT_SOURCE:
+		cfg->source = optarg;
+		return 0;
+	case OPT_POLICY:
+		if (cli_check_policy(optarg, err, errlen))
+			return -1;
+		cfg->policy = optarg;
+		return 0;
+	case 'v':
+		cfg->verbose++;
+		return 0;
+	}
+	return 1;
+}
+
+static void cli_defaults(struct vmm_config *cfg, enum cli_mode mode)
+{
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->ncpus = 1;
-	cfg->mem_size = 128ull << 20;
+	cfg->mem_size = VMM_DEFAULT_MEM;
 	cfg->source = "tsc";
 	cfg->policy = "offset";
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at PROGRAM so its own options are left alone. */
-	cfg->stat_mode = stat;
-	cfg->record_mode = mode == 2;
+	cfg->stat_mode = mode == CLI_STAT;
+	cfg->record_mode = mode == CLI_RECORD;
 	cfg->stat.repeat = 1;
-	if (mode == 2) {
+	if (mode == CLI_RECORD) {
 		cfg->record.period = 0;
 		snprintf(cfg->record.event, sizeof(cfg->record.event), "cycles");
-		cfg->record.code = 0x003c;
+		cfg->record.code = PV_EVENT_CYCLES;
 		cfg->record.mode = PMU_MODE_ALL;
 	}
-	/* Leading ':' (after '+'): a missing value reports ':'. */
-	while ((c = getopt_long(argc, argv, mode == 1 ? "+:vhe:x:o:r:" :
-				mode == 2 ? "+:vhe:c:o:a" : "+:vh",
-				run_options, NULL)) != -1) {
-		if (mode == 2 && c != 'h' && c != 'v' && c != ':' && c != '?') {
-			int r = cli_record_opt(cfg, c, err, errlen);
+}
 
-			if (r < 0)
-				return -1;
-			if (r == 0)
-				continue;
-		}
-		if (!stat && (c == 'e' || c == 'x' || c == 'o' || c == 'r' ||
-			      c == OPT_PER_THREAD || c == OPT_JSON ||
-			      c == 'c' || c == 'a' || c == OPT_FORMAT)) {
-			snprintf(err, errlen, "'%s' is a vmm stat option",
-				 argv[optind - 1]);
-			return -1;
-		}
-		switch (c) {
-		case 'e':
-			if (cli_parse_events(&cfg->stat, optarg, err, errlen))
-				return -1;
-			break;
-		case 'x':
-			cfg->stat.sep = optarg;
-			break;
-		case 'o':
-			cfg->stat.output = optarg;
-			break;
-		case 'r':
-			if (parse_int(optarg, 1, 1000, &n)) {
-				snprintf(err, errlen, "-r: '%s' is not a number "
-					 "from 1 to 1000", optarg);
-				return -1;
-			}
-			cfg->stat.repeat = n;
-			break;
-		case OPT_PER_THREAD:
-			cfg->stat.per_thread = true;
-			break;
-		case OPT_JSON:
-			cfg->stat.json = true;
-			break;
-		case OPT_CPUS:
-			if (parse_int(optarg, 1, 64, &n)) {
-				snprintf(err, errlen, "--cpus: '%s' is not a "
-					 "number from 1 to 64", optarg);
-				return -1;
-			}
-			cfg->ncpus = n;
-			break;
-		case OPT_MEM:
-			if (cli_parse_size(optarg, &cfg->mem_size) ||
-			    cfg->mem_size < PV_MIN_MEM ||
-			    cfg->mem_size > PV_MAX_MEM) {
-				snprintf(err, errlen, "--mem: '%s' is not a "
-					 "size from 32M to 2G", optarg);
-				return -1;
-			}
-			/* Whole 2 MiB pages: the boot map uses them. */
-			cfg->mem_size = (cfg->mem_size + PV_HUGE_SIZE - 1) &
-					~(PV_HUGE_SIZE - 1);
-			break;
-		case OPT_FILE: {
-			char *colon = strchr(optarg, ':');
+/* PROGRAM and its arguments, from argv[optind] on: 0 or -1. */
+static int cli_program(int argc, char **argv, struct vmm_config *cfg,
+		       char *err, size_t errlen)
+{
+	const char *base;
 
-			if (!colon || colon == optarg || colon[1] != '/' ||
-			    cfg->nfiles == VMM_MAX_FILES) {
-				snprintf(err, errlen, "--file: '%s' is not "
-					 "HOST:/GUEST/PATH (at most %d)",
-					 optarg, VMM_MAX_FILES);
-				return -1;
-			}
-			*colon = 0;
-			cfg->files[cfg->nfiles].host = optarg;
-			cfg->files[cfg->nfiles++].guest = colon + 1;
-			break;
-		}
-		case OPT_ENV:
-			if (!strchr(optarg, '=') || optarg[0] == '=' ||
-			    cfg->nenv == VMM_MAX_ENV) {
-				snprintf(err, errlen, "--env: '%s' is not K=V "
-					 "(at most %d)", optarg, VMM_MAX_ENV);
-				return -1;
-			}
-			cfg->env[cfg->nenv++] = optarg;
-			break;
-		case OPT_KERNEL:
-			cfg->kernel_path = optarg;
-			break;
-		case OPT_TIMEOUT: {
-			char *end;
-
-			errno = 0;
-			cfg->timeout = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(cfg->timeout > 0 && cfg->timeout < 1e7)) {
-				snprintf(err, errlen, "--timeout: '%s' is not "
-					 "a positive number of seconds", optarg);
-				return -1;
-			}
-			break;
-		}
-		case OPT_REPORT_FD:
-			if (parse_int(optarg, 3, 1 << 20, &n)) {
-				snprintf(err, errlen, "--report-fd: bad fd '%s'",
-					 optarg);
-				return -1;
-			}
-			cfg->report_fd = n;
-			break;
-		case OPT_HOST:
-			if (!host_kind_parse(optarg)) {
-				snprintf(err, errlen, "--host: '%s' is not auto, "
-					 "pvm or standard", optarg);
-				return -1;
-			}
-			cfg->host = optarg;
-			break;
-		case OPT_SOURCE:
-			cfg->source = optarg;
-			break;
-		case OPT_POLICY:
-			if (cli_check_policy(optarg, err, errlen))
-				return -1;
-			cfg->policy = optarg;
-			break;
-		case 'v':
-			cfg->verbose++;
-			break;
-		case 'h':
-			fputs(stat ? stat_usage : mode == 2 ? record_usage
-							   : run_usage, stdout);
-			return 1;
-		case ':':
-			/* Leading ':' in the option string: a missing value. */
-			snprintf(err, errlen, "option '%s' needs a value (see "
-				 "vmm %s --help)", argv[optind - 1],
-				 stat ? "stat" : mode == 2 ? "record" : "run");
-			return -1;
-		default:
-			snprintf(err, errlen, "unknown option '%s' (see vmm %s "
-				 "--help)", argv[optind - 1],
-				 stat ? "stat" : mode == 2 ? "record" : "run");
-			return -1;
-		}
-	}
 	if (optind >= argc) {
 		snprintf(err, errlen, "no PROGRAM given (see vmm run --help)");
 		return -1;
@@ -434,4 +432,70 @@ static int cli_parse_mode(int argc, char **argv, int mode,
 		return -1;
 	}
 	return 0;
+}
+
+static bool cli_is_stat_opt(int c)
+{
+	return c == 'e' || c == 'x' || c == 'o' || c == 'r' ||
+	       c == OPT_PER_THREAD || c == OPT_JSON ||
+	       c == 'c' || c == 'a' || c == OPT_FORMAT;
+}
+
+static int cli_parse_mode(int argc, char **argv, enum cli_mode mode,
+			  struct vmm_config *cfg, char *err, size_t errlen)
+{
+	static const char *const optstring[] = {
+		/* '+': stop at PROGRAM so its own options are left alone.
+		 * Leading ':' (after '+'): a missing value reports ':'. */
+		[CLI_RUN] = "+:vh",
+		[CLI_STAT] = "+:vhe:x:o:r:",
+		[CLI_RECORD] = "+:vhe:c:o:a",
+	};
+	static const char *const name[] = {
+		[CLI_RUN] = "run", [CLI_STAT] = "stat", [CLI_RECORD] = "record",
+	};
+	static const char *const usage[] = {
+		[CLI_RUN] = run_usage, [CLI_STAT] = stat_usage,
+		[CLI_RECORD] = record_usage,
+	};
+	int c, r;
+
+	cli_defaults(cfg, mode);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, optstring[mode], run_options,
+				NULL)) != -1) {
+		r = 1;
+		if (mode == CLI_RECORD && c != 'h' && c != 'v' && c != ':' &&
+		    c != '?')
+			r = cli_record_opt(cfg, c, err, errlen);
+		if (r == 1 && mode != CLI_STAT && cli_is_stat_opt(c)) {
+			snprintf(err, errlen, "'%s' is a vmm stat option",
+				 argv[optind - 1]);
+			return -1;
+		}
+		if (r == 1 && mode == CLI_STAT)
+			r = cli_stat_opt(cfg, c, err, errlen);
+		if (r == 1)
+			r = cli_run_opt(cfg, c, err, errlen);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			continue;
+		switch (c) {
+		case 'h':
+			fputs(usage[mode], stdout);
+			return 1;
+		case ':':
+			/* Leading ':' in the option string: a missing value. */
+			snprintf(err, errlen, "option '%s' needs a value (see "
+				 "vmm %s --help)", argv[optind - 1], name[mode]);
+			return -1;
+		default:
+			snprintf(err, errlen, "unknown option '%s' (see vmm %s "
+				 "--help)", argv[optind - 1], name[mode]);
+			return -1;
+		}
+	}
+	return cli_program(argc, argv, cfg, err, errlen);
 }

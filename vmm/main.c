@@ -5,15 +5,18 @@
  * Exit status: the guest program's own status (128+N when signal N ended
  * it), 124 on --timeout, 125 when the VMM or the guest kernel failed.
  */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <time.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "bench.h"
 #include "boot.h"
@@ -25,11 +28,10 @@
 #include "perf_data.h"
 #include "pmu.h"
 #include "profile.h"
-#include "vpmu.h"
-#include <getopt.h>
-#include <x86intrin.h>
+#include "record.h"
 #include "stat_report.h"
 #include "vm.h"
+#include "vpmu.h"
 
 extern const unsigned char pv_kernel_blob[], pv_kernel_blob_end[];
 
@@ -108,14 +110,45 @@ static int run_inputs(const struct vmm_config *cfg, void **prog,
 	return 0;
 }
 
+/*
+ * The tool's part of the run, once the vCPUs exist: the boot parameters'
+ * PMU part and the observer (stat or prof, or neither).  0 or exit status.
+ */
+static int run_vm_tool(const struct vmm_config *cfg, struct vm *vm,
+		       struct stat_run *stat, struct profile *prof,
+		       struct vm_observer *obs)
+{
+	struct boot_pmu bpmu = {
+		.policy_id = pmu_policy_id(vm->pmu),
+		.source_id = pmu_source_id(vm->pmu),
+		.host_kind = vm->host_kind,
+		.steal_time = vm->steal_time,
+	};
+
+	if (stat)
+		vm->observer = stat_prepare(&cfg->stat, vm->pmu, &bpmu, stat);
+	if (prof) {
+		if (!pmu_event_supported(vm->pmu, cfg->record.code,
+					 cfg->record.mode))
+			return vmm_error(NULL, "record: the event source cannot "
+					 "count that event");
+		record_boot_pmu(&cfg->record, vm->tsc_khz, &bpmu);
+		record_observer(obs, &cfg->record, prof);
+		vm->observer = obs;
+	}
+	boot_params_set_pmu((struct pv_boot_params *)
+			    (vm->mem + PV_BOOT_PARAMS_PHYS), &bpmu);
+	return 0;
+}
+
 /* Boot one VM and run the program to its end; stat (or NULL) collects. */
 static int run_vm(const struct vmm_config *cfg, const void *prog,
 		  size_t prog_len, const void *kernel, size_t klen,
 		  struct stat_run *stat, struct profile *prof)
 {
-	struct pv_boot_params *bp;
+	struct vm_observer obs;
 	struct boot_layout lay;
-	struct cpio_buf initrd;
+	struct cpio_writer initrd;
 	struct timespec t0, t1;
 	struct vm vm;
 	char err[512];
@@ -131,33 +164,10 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		vmm_error(NULL, vm.stop_msg);
 		goto out;
 	}
-	cpio_free(&initrd);
-	bp = (struct pv_boot_params *)(vm.mem + PV_BOOT_PARAMS_PHYS);
-	bp->policy_id = pmu_policy_id(vm.pmu);
-	bp->source_id = pmu_source_id(vm.pmu);
-	bp->host_kind = vm.host_kind;
-	if (vm.steal_time)
-		bp->flags |= PV_BOOT_STEAL;
-	if (stat) {
-		stat_prepare(&cfg->stat, vm.pmu, bp, stat);
-		vm.stat = stat;
-	}
-	if (prof) {
-		const struct vmm_record *r = &cfg->record;
-
-		if (!pmu_event_supported(vm.pmu, r->code, r->mode)) {
-			status = vmm_error(NULL, "record: the event source cannot "
-					   "count that event");
-			goto out;
-		}
-		bp->record_evtsel = pv_evtsel_count(r->code,
-						    r->mode & PMU_MODE_USR,
-						    r->mode & PMU_MODE_OS);
-		/* Default: 1 kHz of cycles, or every 10000 other events. */
-		bp->record_period = r->period ? r->period :
-			(r->code == 0x3c || r->code == 0x13c) ? vm.tsc_khz : 10000;
-		vm.profile = prof;
-	}
+	cpio_writer_free(&initrd);
+	status = run_vm_tool(cfg, &vm, stat, prof, &obs);
+	if (status)
+		goto out;
 	vm.boot_tsc = __rdtsc();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	status = vm_run(&vm);
@@ -167,23 +177,13 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 				  (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (cfg->report_fd > 0)
 		run_report(&vm, cfg->report_fd);
-	for (int c = 0; stat && c < vm.ncpus; c++) {
-		struct pmu_vcpu_stats ps;
-
-		pmu_vcpu_get_stats(vm.vcpus[c].pv, &ps);
-		stat->switch_hcalls += ps.switch_hcalls;
-	}
-	/* Conservation check material: what the vCPUs counted in all. */
-	for (int i = 0; stat && i < cfg->stat.nevents; i++)
-		for (int c = 0; stat->slot[i] >= 0 && c < vm.ncpus; c++)
-			stat->vcpu_total[i] += pmu_vcpu_counter(vm.vcpus[c].pv,
-								stat->slot[i]);
-	if (atomic_load(&vm.stop) == VM_STOP_ERROR || status == 124)
+	if (atomic_load(&vm.stop) == VM_STOP_ERROR ||
+	    status == VMM_EXIT_TIMEOUT)
 		vmm_error(NULL, vm.stop_msg);
 out:
 	fflush(stdout);
 	vm_destroy(&vm);
-	cpio_free(&initrd);
+	cpio_writer_free(&initrd);
 	return status;
 }
 
@@ -213,7 +213,7 @@ static int cmd_run_or_stat(int argc, char **argv, bool stat)
 	for (int i = 0; runs && i < cfg.stat.repeat; i++) {
 		status = run_vm(&cfg, prog, prog_len, kernel, klen, &runs[i],
 				NULL);
-		if (status == VMM_EXIT_ERROR || status == 124)
+		if (status == VMM_EXIT_ERROR || status == VMM_EXIT_TIMEOUT)
 			goto out;
 	}
 	if (runs) {
@@ -252,7 +252,7 @@ static int cmd_record(int argc, char **argv)
 	st = cli_parse_record(argc, argv, &cfg, err, sizeof(err));
 	if (st)
 		return st > 0 ? 0 : vmm_error(NULL, err);
-	if (r->system_wide && r->code != 0x3c && r->code != 0x13c)
+	if (r->system_wide && !record_event_is_cycles(r->code))
 		return vmm_error(NULL, "record -a needs a cycles event: the VMM's "
 				 "share is time");
 	status = run_inputs(&cfg, &prog, &prog_len, &kbuf, &kernel, &klen);
@@ -263,7 +263,7 @@ static int cmd_record(int argc, char **argv)
 						     : "perfvisor.data";
 	if (!prof ||
 	    profile_add_image(prof, cfg.argv[0], cfg.program,
-			      ((const unsigned char *)prog)[16] == 3 ?
+			      ((const Elf64_Ehdr *)prog)->e_type == ET_DYN ?
 			      PV_USER_PIE_BASE : 0, false, err,
 			      sizeof(err)) < 0 ||
 	    profile_add_image_mem(prof, "[kernel]", cfg.kernel_path, kernel,
@@ -271,9 +271,9 @@ static int cmd_record(int argc, char **argv)
 		status = vmm_error("record", prof ? err : "out of memory");
 		goto out;
 	}
-	profile_set_event(prof, r->event, 4, r->code);
+	profile_set_event(prof, r->event, PERF_TYPE_RAW, r->code);
 	status = run_vm(&cfg, prog, prog_len, kernel, klen, NULL, prof);
-	if (status == VMM_EXIT_ERROR || status == 124)
+	if (status == VMM_EXIT_ERROR || status == VMM_EXIT_TIMEOUT)
 		goto out;
 	if ((r->perf_format ? perf_data_write(prof, out, err, sizeof(err))
 			    : profile_write(prof, out, err, sizeof(err)))) {

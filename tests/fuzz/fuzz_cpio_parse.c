@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: the guest kernel's newc cpio parser
- * (guest-kernel/cpio.c) on arbitrary bytes, built for the host.  The
+ * (common/cpio_reader.c) on arbitrary bytes, built for the host.  The
  * initramfs is written by the VMM, but the parser is the kernel's first
  * contact with it, and `--kernel` lets anyone pair kernels and VMMs: it
  * must return 0 or -1 and hand the callback only names and data inside
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../guest-kernel/cpio.h"
+#include "cpio_reader.h"
 
 struct span {
 	const uint8_t *lo, *hi;

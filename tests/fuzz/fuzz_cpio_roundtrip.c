@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the VMM's cpio writer (vmm/cpio.c) against the guest
- * kernel's parser (guest-kernel/cpio.c).  The input is a list of entries
- * (name, mode, data); whatever the writer accepts, the parser must read
- * back identically and in order, each regular file's data on a 4 KiB
+ * libFuzzer target: the VMM's cpio writer (common/cpio_writer.c) against
+ * the guest kernel's parser (common/cpio_reader.c).  The input is a list
+ * of entries (name, mode, data); whatever the writer accepts, the parser
+ * must read back identically and in order, each regular file's data on a 4 KiB
  * boundary (the kernel maps those pages instead of copying them).
  *
  * Input format, repeated: 1 byte name length, name bytes, 4 bytes mode,
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpio.h"
-#include "../../guest-kernel/cpio.h"
+#include "cpio_writer.h"
+#include "cpio_reader.h"
 
 #define MAX_ENTRIES	64
 
@@ -42,7 +42,7 @@ static bool visit(const struct cpio_file *f, void *arg)
 	if (strcmp(f->name, e->name) || f->mode != e->mode ||
 	    f->size != e->size || memcmp(f->data, e->data, e->size))
 		abort();
-	if (f->size && (f->data - c->base) % CPIO_DATA_ALIGN)
+	if (f->size && (f->data - c->base) % CPIO_WRITER_ALIGN)
 		abort();
 	return true;
 }
@@ -50,7 +50,7 @@ static bool visit(const struct cpio_file *f, void *arg)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct entry ent[MAX_ENTRIES];
-	struct cpio_buf c = { 0 };
+	struct cpio_writer c = { 0 };
 	struct check chk = { .e = ent };
 	size_t off = 0;
 	int n = 0;
@@ -78,12 +78,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 */
 		if (!e->name[0] || !strcmp(e->name, "TRAILER!!!"))
 			continue;
-		if (cpio_add(&c, e->name, e->mode, e->data, e->size))
+		if (cpio_writer_add(&c, e->name, e->mode, e->data, e->size))
 			abort();
 		/* What the writer stored is the name up to its first NUL. */
 		n++;
 	}
-	if (cpio_finish(&c))
+	if (cpio_writer_finish(&c))
 		abort();
 	chk.n = n;
 	chk.base = c.data;
@@ -94,6 +94,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    &(struct check){ .e = ent, .n = n,
 						     .base = c.data }) == 0)
 		abort();
-	cpio_free(&c);
+	cpio_writer_free(&c);
 	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the VMM's ELF checks (vmm/elf_check.c) on arbitrary
+ * libFuzzer target: the VMM's ELF checks (vmm/core/elf_check.c) on arbitrary
  * bytes.  Both run before anything is loaded, on a file the user names, so
  * any input must give 0 or a one-line message, never a crash or a read
  * outside the buffer.  The input is copied to an exact-size heap block so

@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (take(&in, 1) & 1) {
 		if (pmu_create(&pcfg, &pmu, &err))
 			abort();
-		v.pv = pmu_vcpu(pmu, 0);
+		v.pmu.pv = pmu_vcpu(pmu, 0);
 	}
 	build_page_tables(vm.mem);
 
@@ -233,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if ((run->exit_reason == KVM_EXIT_X86_RDMSR ||
 		     run->exit_reason == KVM_EXIT_X86_WRMSR) &&
-		    !v.pv && !run->msr.error)
+		    !v.pmu.pv && !run->msr.error)
 			abort();
 		/* The guest's PMU page registration must not outlive mem. */
 	}

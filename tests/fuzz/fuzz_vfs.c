@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpio.h"			/* the VMM's writer */
+#include "cpio_writer.h"			/* the VMM's writer */
 #include "../../guest-kernel/vfs.h"
 
 /* ---- host shims with a per-input arena ---- */
@@ -130,7 +130,7 @@ void wake_all(struct waitq *wq)
 
 /* ---- the script ---- */
 
-static struct cpio_buf arc;
+static struct cpio_writer arc;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -138,13 +138,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	if (cpio_add(&arc, ".", 040755, NULL, 0) ||
-	    cpio_add(&arc, "bin", 040755, NULL, 0) ||
-	    cpio_add(&arc, "bin/prog", 0100755, prog, sizeof(prog)) ||
-	    cpio_add(&arc, "etc/motd", 0100644, "hello\n", 6) ||
-	    cpio_add(&arc, "a/b/c/deep", 0100600, "x", 1) ||
-	    cpio_add(&arc, "empty", 0100644, NULL, 0) ||
-	    cpio_finish(&arc))
+	if (cpio_writer_add(&arc, ".", 040755, NULL, 0) ||
+	    cpio_writer_add(&arc, "bin", 040755, NULL, 0) ||
+	    cpio_writer_add(&arc, "bin/prog", 0100755, prog, sizeof(prog)) ||
+	    cpio_writer_add(&arc, "etc/motd", 0100644, "hello\n", 6) ||
+	    cpio_writer_add(&arc, "a/b/c/deep", 0100600, "x", 1) ||
+	    cpio_writer_add(&arc, "empty", 0100644, NULL, 0) ||
+	    cpio_writer_finish(&arc))
 		abort();
 	return 0;
 }

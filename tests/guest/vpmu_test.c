@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "papi.h"
-#include "vpmu.h"
+#include "libvpmu.h"
 
 /* Exactly 2 * k + 2 instructions (mov, then dec/jnz k times, one extra). */
 static void spin(long k)

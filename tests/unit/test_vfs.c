@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cpio.h"			/* the VMM's writer */
+#include "cpio_writer.h"			/* the VMM's writer */
 #include "../../guest-kernel/vfs.h"
 
 /* ---- host shims ---- */
@@ -85,7 +85,7 @@ void wake_all(struct waitq *wq)
 
 /* ---- fixtures ---- */
 
-static struct cpio_buf arc;
+static struct cpio_writer arc;
 static u8 big[10000];
 
 static int setup(void **state)
@@ -94,13 +94,13 @@ static int setup(void **state)
 	memset(&arc, 0, sizeof(arc));
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (u8)(i * 7);
-	if (cpio_add(&arc, ".", 040755, NULL, 0) ||
-	    cpio_add(&arc, "bin", 040755, NULL, 0) ||
-	    cpio_add(&arc, "bin/prog", 0100755, big, sizeof(big)) ||
-	    cpio_add(&arc, "etc/motd", 0100644, "hello\n", 6) ||
-	    cpio_add(&arc, "a/b/c/deep", 0100600, "x", 1) ||
-	    cpio_add(&arc, "empty", 0100644, NULL, 0) ||
-	    cpio_finish(&arc))
+	if (cpio_writer_add(&arc, ".", 040755, NULL, 0) ||
+	    cpio_writer_add(&arc, "bin", 040755, NULL, 0) ||
+	    cpio_writer_add(&arc, "bin/prog", 0100755, big, sizeof(big)) ||
+	    cpio_writer_add(&arc, "etc/motd", 0100644, "hello\n", 6) ||
+	    cpio_writer_add(&arc, "a/b/c/deep", 0100600, "x", 1) ||
+	    cpio_writer_add(&arc, "empty", 0100644, NULL, 0) ||
+	    cpio_writer_finish(&arc))
 		return -1;
 	if (vfs_core_init(1u << 1) || vfs_seed(arc.data, arc.len))
 		return -1;
@@ -110,7 +110,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	cpio_free(&arc);
+	cpio_writer_free(&arc);
 	return 0;
 }
 
@@ -164,7 +164,7 @@ static void test_seed_in_place(void **state)
 	assert_non_null(n);
 	/* Read in place: the node's data is the archive's bytes. */
 	assert_true(n->data > arc.data && n->data < arc.data + arc.len);
-	assert_int_equal((n->data - arc.data) % CPIO_DATA_ALIGN, 0);
+	assert_int_equal((n->data - arc.data) % CPIO_WRITER_ALIGN, 0);
 	assert_int_equal(n->size, sizeof(big));
 	assert_false(n->data_owned);
 	vfs_stat(n, &st);

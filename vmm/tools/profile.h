@@ -158,4 +158,8 @@ size_t profile_nr_comms(const struct profile *p);
 void profile_comm_info(const struct profile *p, size_t i,
 		       struct profile_comm_info *ci);
 
+/* Format a message into err (if any) and return -1: for the file readers. */
+int profile_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

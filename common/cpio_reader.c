@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "cpio.h"
-
-#define CPIO_HDR	110
+#include "cpio_newc.h"
+#include "cpio_reader.h"
 
 static int hex8(const uint8_t *p, uint32_t *out)
 {
@@ -31,22 +30,22 @@ static uint64_t align4(uint64_t v)
 
 int cpio_parse(const uint8_t *buf, uint64_t len, cpio_cb cb, void *arg)
 {
-	static const uint8_t magic[6] = { '0', '7', '0', '7', '0', '1' };
+	static const uint8_t magic[] = CPIO_NEWC_MAGIC;
 	uint64_t off = 0;
 
-	while (len - off >= CPIO_HDR) {
+	while (len - off >= CPIO_NEWC_HDR_SIZE) {
 		const uint8_t *h = buf + off;
 		uint32_t mode, size, namesize;
 		struct cpio_file f;
 		uint64_t name, data;
 
-		for (int i = 0; i < 6; i++)
+		for (int i = 0; i < CPIO_NEWC_MAGIC_LEN; i++)
 			if (h[i] != magic[i])
 				return -1;
 		if (hex8(h + 14, &mode) || hex8(h + 54, &size) ||
 		    hex8(h + 94, &namesize) || namesize == 0)
 			return -1;
-		name = off + CPIO_HDR;
+		name = off + CPIO_NEWC_HDR_SIZE;
 		if (namesize > len - name)
 			return -1;
 		/* The name must be NUL-terminated inside its field. */
@@ -60,7 +59,7 @@ int cpio_parse(const uint8_t *buf, uint64_t len, cpio_cb cb, void *arg)
 		f.size = size;
 		f.mode = mode;
 		if (namesize == 11) {
-			const char *t = "TRAILER!!!";
+			const char *t = CPIO_NEWC_TRAILER;
 			int i = 0;
 
 			while (i < 11 && f.name[i] == t[i])

@@ -2,6 +2,7 @@
 #ifndef VMM_BOOT_LOAD_H
 #define VMM_BOOT_LOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,32 @@ struct boot_layout {
 	uint64_t initrd_phys;
 	uint64_t initrd_size;
 };
+
+/*
+ * The boot parameters' PMU part, known only once the vCPUs exist (KVM's
+ * CPUID tells whether steal time works) and the tool has chosen its
+ * counters.
+ */
+struct boot_pmu {
+	uint32_t policy_id;
+	uint32_t source_id;
+	uint32_t host_kind;		/* enum pv_host_kind */
+	bool steal_time;
+	uint32_t stat_nr;		/* vmm stat: counters per thread */
+	uint64_t stat_evtsel[VMM_STAT_EVENTS];
+	uint64_t record_evtsel;		/* vmm record: the sampled event */
+	uint64_t record_period;
+};
+
+/* IA32_PERFEVTSELx for a PV_EVENT() and PMU_MODE_* bits: enabled. */
+uint64_t boot_evtsel(uint16_t event, unsigned int mode);
+
+/*
+ * The boot parameters are written here and nowhere else: boot_load() fills
+ * them (through boot_params_fill(), pure: unit-tested without KVM) and
+ * boot_params_set_pmu() adds the PMU part before the vCPUs first run.
+ */
+void boot_params_set_pmu(struct pv_boot_params *bp, const struct boot_pmu *p);
 
 /* Fill the boot parameters (pure: unit-tested without KVM). */
 int boot_params_fill(struct pv_boot_params *bp, const struct vmm_config *cfg,

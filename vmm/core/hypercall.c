@@ -13,13 +13,13 @@
 #include "guest_mem.h"
 #include "hypercall.h"
 #include "layout.h"
-#include "profile.h"
 #include "stat.h"
-#include "stat_report.h"
 #include "vcpu.h"
 #include "vcpu_pmu.h"
 
 #define HC_IO_CHUNK	65536
+#define HC_LOG_MAX	1024	/* one kernel log line, at most */
+#define HC_EXIT_STATUS	0xff	/* exit status bits, as in _exit(2) */
 
 static int64_t hc_write(struct vcpu *v, uint64_t fd, uint64_t uva,
 			uint64_t len)
@@ -82,8 +82,8 @@ static int64_t hc_log(struct vcpu *v, uint64_t kva, uint64_t len, bool panic)
 {
 	const char *s;
 
-	if (len > 1024)
-		len = 1024;
+	if (len > HC_LOG_MAX)
+		len = HC_LOG_MAX;
 	s = vm_gpa_to_hva(v->vm, kva - PV_KERNEL_BASE, len);
 	if (!s)
 		return -EFAULT;
@@ -190,13 +190,14 @@ static int64_t hc_memset(struct vcpu *v, uint64_t dst, uint64_t c,
 static int64_t hc_stat_thread(struct vcpu *v, uint64_t gpa)
 {
 	const struct pv_stat_record *r = vm_gpa_to_hva(v->vm, gpa, sizeof(*r));
+	const struct vm_observer *o = v->vm->observer;
 
 	if (!r)
 		return -EFAULT;
-	if (!v->vm->stat)
+	if (!o || !o->thread_exit)
 		return 0;
 	pthread_mutex_lock(&v->vm->lock);
-	stat_record_add(v->vm->stat, &v->vm->cfg->stat, r);
+	o->thread_exit(o->ctx, r);
 	pthread_mutex_unlock(&v->vm->lock);
 	return 0;
 }
@@ -204,25 +205,15 @@ static int64_t hc_stat_thread(struct vcpu *v, uint64_t gpa)
 static int64_t hc_sample(struct vcpu *v, uint64_t gpa)
 {
 	const struct pv_sample *r = vm_gpa_to_hva(v->vm, gpa, sizeof(*r));
+	const struct vm_observer *o = v->vm->observer;
 	struct vm *vm = v->vm;
-	struct sample s = { 0 };
-	char comm[17];
 
 	if (!r)
 		return -EFAULT;
-	if (!vm->profile)
+	if (!o || !o->sample)
 		return 0;
-	memcpy(comm, r->comm, 16);
-	comm[16] = 0;
-	profile_comm(vm->profile, r->pid, r->tid, comm);
-	s.pid = r->pid;
-	s.tid = r->tid;
-	s.cpu = r->cpu;
-	s.kind = r->user ? SAMPLE_USER : SAMPLE_KERNEL;
-	s.ip = r->ip;
-	s.time_ns = (r->time_tsc - vm->boot_tsc) * 1000000 / vm->tsc_khz;
-	s.period = r->period;
-	profile_add(vm->profile, &s);
+	o->sample(o->ctx, r, (r->time_tsc - vm->boot_tsc) * 1000000 /
+		  vm->tsc_khz);
 	return 0;
 }
 
@@ -234,7 +225,7 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	v->hypercalls++;
 	switch (r->rax) {
 	case PV_HC_EXIT:
-		vm_request_stop(v->vm, VM_STOP_EXIT, (int)(r->rdi & 0xff), NULL);
+		vm_request_stop(v->vm, VM_STOP_EXIT, (int)(r->rdi & HC_EXIT_STATUS), NULL);
 		return EXIT_STOP;
 	case PV_HC_WRITE:
 		ret = hc_write(v, r->rdi, r->rsi, r->r10);
@@ -269,8 +260,8 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		ret = hc_memset(v, r->rdi, r->rsi, r->r10);
 		break;
 	default:
-		ret = v->pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
-		      vpmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
+		ret = v->pmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
+		      vcpu_pmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
 		      -ENOSYS;
 		break;
 	}

@@ -183,7 +183,7 @@ int vm_create(struct vm *vm, const struct vmm_config *cfg)
 		vm_fail(vm, "KVM_GET_TSC_KHZ: %s", strerror(errno));
 		return -1;
 	}
-	if (vpmu_vm_setup(vm))
+	if (vcpu_pmu_vm_setup(vm))
 		return -1;
 	if (vm_mem_alloc(vm))
 		return -1;
@@ -226,7 +226,7 @@ void vm_destroy(struct vm *vm)
 	for (int i = 0; vm->vcpus && i < vm->ncpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
 	free(vm->vcpus);
-	vpmu_vm_destroy(vm);
+	vcpu_pmu_vm_destroy(vm);
 	if (vm->mem)
 		munmap(vm->mem, vm->mem_size);
 	if (vm->fd >= 0)
@@ -279,12 +279,12 @@ static void vm_stats_print(struct vm *vm)
 
 		struct pmu_vcpu_stats ps;
 
-		pmu_vcpu_get_stats(v->pv, &ps);
+		pmu_vcpu_get_stats(v->pmu.pv, &ps);
 		fprintf(stderr, "vmm: cpu %d: %llu exits to the VMM, %llu "
 			"hypercalls, %llu PMIs\n", i,
 			(unsigned long long)v->exits,
 			(unsigned long long)v->hypercalls,
-			(unsigned long long)v->pmis);
+			(unsigned long long)v->pmu.pmis);
 		if (ps.carried)
 			fprintf(stderr, "vmm: cpu %d: %llu overflows carried "
 				"across a thread switch, %llu raised again "
@@ -337,7 +337,7 @@ int vm_run(struct vm *vm)
 			if (pthread_cond_timedwait(&vm->stopped, &vm->lock,
 						   &deadline) == ETIMEDOUT) {
 				pthread_mutex_unlock(&vm->lock);
-				vm_request_stop(vm, VM_STOP_EXIT, 124,
+				vm_request_stop(vm, VM_STOP_EXIT, VMM_EXIT_TIMEOUT,
 						"timed out after %g s",
 						vm->cfg->timeout);
 				pthread_mutex_lock(&vm->lock);
@@ -351,10 +351,12 @@ int vm_run(struct vm *vm)
 	for (int i = 0; i < started; i++)
 		pthread_join(vm->vcpus[i].thread, NULL);
 	/* -v: where each vCPU was when a timeout stopped the guest. */
-	if (vm->exit_status == 124 && vm->cfg->verbose)
+	if (vm->exit_status == VMM_EXIT_TIMEOUT && vm->cfg->verbose)
 		for (int i = 0; i < vm->ncpus; i++)
 			vcpu_dump(&vm->vcpus[i], "at the timeout");
 	serial_flush(vm);
+	if (vm->observer && vm->observer->end)
+		vm->observer->end(vm->observer->ctx, vm);
 	if (vm->cfg->verbose)
 		vm_stats_print(vm);
 	return vm->exit_status;

@@ -7,8 +7,9 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "vm.h"
 
-struct pv_boot_params;
+struct boot_pmu;
 struct pmu;
 struct pv_stat_record;
 
@@ -30,11 +31,17 @@ struct stat_run {
 	double elapsed_s;
 	uint64_t vcpu_total[VMM_STAT_EVENTS];	/* sum over vCPUs at the end */
 	uint64_t switch_hcalls;		/* PV_HC_PMU_SWITCH over all vCPUs */
+	const struct vmm_stat *st;	/* what was asked for */
+	struct vm_observer observer;	/* run, listening to the VM */
 };
 
-/* Fill the boot parameters' stat events for the supported ones. */
-void stat_prepare(const struct vmm_stat *st, struct pmu *pmu,
-		  struct pv_boot_params *bp, struct stat_run *run);
+/*
+ * Before a run: give the supported events guest counters (bpmu's stat part)
+ * and return the observer that collects the run's records into run.
+ */
+const struct vm_observer *stat_prepare(const struct vmm_stat *st,
+				       struct pmu *pmu, struct boot_pmu *bpmu,
+				       struct stat_run *run);
 /* PV_HC_STAT_THREAD: one record (called under the VM lock). */
 void stat_record_add(struct stat_run *run, const struct vmm_stat *st,
 		     const struct pv_stat_record *r);

@@ -106,14 +106,14 @@ enum exit_result exit_handle_msr(struct vcpu *v)
 	struct kvm_run *run = v->run;
 	int r = PMU_MSR_GP;
 
-	if (v->pv && pmu_msr_is_pmu(run->msr.index)) {
+	if (v->pmu.pv && pmu_msr_is_pmu(run->msr.index)) {
 		if (run->exit_reason == KVM_EXIT_X86_RDMSR) {
 			uint64_t val = 0;
 
-			r = pmu_msr_read(v->pv, run->msr.index, &val);
+			r = pmu_msr_read(v->pmu.pv, run->msr.index, &val);
 			run->msr.data = val;
 		} else {
-			r = pmu_msr_write(v->pv, run->msr.index, run->msr.data);
+			r = pmu_msr_write(v->pmu.pv, run->msr.index, run->msr.data);
 		}
 	}
 	run->msr.error = r != PMU_MSR_OK;
@@ -133,7 +133,7 @@ enum exit_result exit_handle_shutdown(struct vcpu *v)
 /* Single-step exits are ours only while the VMM steps CPL0 code. */
 enum exit_result exit_handle_debug(struct vcpu *v)
 {
-	return v->kstep ? EXIT_RESUME : exit_handle_unexpected(v);
+	return v->pmu.kstep ? EXIT_RESUME : exit_handle_unexpected(v);
 }
 
 enum exit_result exit_handle_system_event(struct vcpu *v)

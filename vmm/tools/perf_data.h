@@ -38,6 +38,7 @@ _Static_assert(sizeof(struct perf_file_header) == 104,
 	       "perf_file_header layout");
 
 #define PERF_DATA_MAGIC		0x32454c4946524550ull	/* "PERFILE2" */
+#define HEADER_EVENT_DESC	12	/* perf's feature bit numbers */
 
 /* Write p as a perf.data file.  Returns 0, or -1 with a message in err. */
 int perf_data_write(const struct profile *p, const char *path,

@@ -8,10 +8,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <asm/kvm_para.h>
+
 #include "boot.h"
 #include "layout.h"
 #include "vcpu.h"
 #include "vcpu_pmu.h"
+
+#define CPUID_FEATURES		0x1
+#define CPUID_TOPOLOGY		0xb	/* extended topology */
+#define CPUID_TOPOLOGY_V2	0x1f
 
 #define CR0_PE		(1u << 0)
 #define CR0_MP		(1u << 1)
@@ -108,16 +114,19 @@ static int vcpu_setup_cpuid(struct vcpu *v)
 	for (uint32_t i = 0; i < c->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &c->entries[i];
 
-		if (e->function == 1) {
+		if (e->function == CPUID_FEATURES) {
+			/* EBX[31:24]: initial APIC ID */
 			e->ebx = (e->ebx & 0x00ffffff) | ((uint32_t)v->id << 24);
-		} else if (e->function == 0xb || e->function == 0x1f) {
+		} else if (e->function == CPUID_TOPOLOGY ||
+			   e->function == CPUID_TOPOLOGY_V2) {
+			/* EDX: x2APIC ID */
 			e->edx = v->id;
-		} else if (e->function == 0x40000001) {
-			/* KVM_FEATURE_STEAL_TIME */
-			v->vm->steal_time = e->eax & (1u << 5);
+		} else if (e->function == KVM_CPUID_FEATURES) {
+			v->vm->steal_time = e->eax &
+					    (1u << KVM_FEATURE_STEAL_TIME);
 		}
 	}
-	vpmu_cpuid_fixup(v->vm, c);
+	vcpu_pmu_cpuid_fixup(v->vm, c);
 	ret = ioctl(v->fd, KVM_SET_CPUID2, c);
 	free(c);
 	return ret;
@@ -130,7 +139,7 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 
 	v->vm = vm;
 	v->id = id;
-	v->pv = pmu_vcpu(vm->pmu, id);
+	v->pmu.pv = pmu_vcpu(vm->pmu, id);
 	v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, id);
 	if (v->fd < 0)
 		return -1;
@@ -160,9 +169,9 @@ int vcpu_create(struct vm *vm, struct vcpu *v, int id, uint64_t entry)
 
 void vcpu_destroy(struct vcpu *v)
 {
-	if (v->timer_made)
-		timer_delete(v->timer);
-	v->timer_made = false;
+	if (v->pmu.timer_made)
+		timer_delete(v->pmu.timer);
+	v->pmu.timer_made = false;
 	if (v->run)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)
@@ -230,11 +239,11 @@ void *vcpu_thread(void *arg)
 		v->run->immediate_exit = 0;
 		if (atomic_load(&vm->stop) != VM_RUNNING)
 			break;
-		vpmu_before_run(v);
+		vcpu_pmu_before_run(v);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			/* No guest exit to account: not a stale reason. */
 			v->run->exit_reason = KVM_EXIT_INTR;
-			vpmu_after_run(v);
+			vcpu_pmu_after_run(v);
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			vm_request_stop(vm, VM_STOP_ERROR, VMM_EXIT_ERROR,
@@ -242,7 +251,7 @@ void *vcpu_thread(void *arg)
 					strerror(errno));
 			break;
 		}
-		vpmu_after_run(v);
+		vcpu_pmu_after_run(v);
 		if (vcpu_handle_exit(v) == EXIT_STOP)
 			break;
 	}

@@ -58,7 +58,7 @@ int file_read_all(const char *path, void **buf, size_t *len,
 }
 
 /* Add every missing parent directory of path ("a/b/c" adds "a", "a/b"). */
-static int initramfs_add_parents(struct cpio_buf *c, const char *path,
+static int initramfs_add_parents(struct cpio_writer *c, const char *path,
 				 char dirs[][256], int *ndirs, int maxdirs)
 {
 	char tmp[256];
@@ -75,14 +75,14 @@ static int initramfs_add_parents(struct cpio_buf *c, const char *path,
 			;
 		if (i < *ndirs)
 			continue;
-		if (*ndirs == maxdirs || cpio_add(c, tmp, 040755, NULL, 0))
+		if (*ndirs == maxdirs || cpio_writer_add(c, tmp, 040755, NULL, 0))
 			return -1;
 		strcpy(dirs[(*ndirs)++], tmp);
 	}
 	return 0;
 }
 
-static int initramfs_add_file(struct cpio_buf *c, const char *guest,
+static int initramfs_add_file(struct cpio_writer *c, const char *guest,
 			      const void *data, size_t len, char dirs[][256],
 			      int *ndirs, int maxdirs, char *err, size_t errlen)
 {
@@ -93,7 +93,7 @@ static int initramfs_add_file(struct cpio_buf *c, const char *guest,
 		return -1;
 	}
 	if (initramfs_add_parents(c, guest, dirs, ndirs, maxdirs) ||
-	    cpio_add(c, guest, 0100755, data, len)) {
+	    cpio_writer_add(c, guest, 0100755, data, len)) {
 		snprintf(err, errlen, "initramfs: cannot add '%s'", guest);
 		return -1;
 	}
@@ -101,7 +101,7 @@ static int initramfs_add_file(struct cpio_buf *c, const char *guest,
 }
 
 int initramfs_build(const struct vmm_config *cfg, const void *prog,
-		    size_t prog_len, struct cpio_buf *out,
+		    size_t prog_len, struct cpio_writer *out,
 		    char *err, size_t errlen)
 {
 	enum { MAXDIRS = 2 * VMM_MAX_FILES + 8 };
@@ -131,7 +131,7 @@ int initramfs_build(const struct vmm_config *cfg, const void *prog,
 		if (r)
 			goto fail;
 	}
-	if (cpio_finish(out)) {
+	if (cpio_writer_finish(out)) {
 		snprintf(err, errlen, "initramfs: out of memory");
 		goto fail;
 	}
@@ -139,6 +139,6 @@ int initramfs_build(const struct vmm_config *cfg, const void *prog,
 	return 0;
 fail:
 	free(dirs);
-	cpio_free(out);
+	cpio_writer_free(out);
 	return -1;
 }

@@ -10,8 +10,8 @@
  * mapped read-only into the process, and the live part is rdtsc or the
  * step source's counter (Nikolaev & Back, VEE 2011, "a-mode").
  */
-#ifndef VPMU_H
-#define VPMU_H
+#ifndef LIBVPMU_H
+#define LIBVPMU_H
 
 #include <stdbool.h>
 #include <stdint.h>

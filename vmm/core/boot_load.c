@@ -9,6 +9,8 @@
 #include "boot_load.h"
 #include "elf_check.h"
 #include "layout.h"
+#include "pmu.h"
+#include "vpmu.h"
 
 #define PTE_P		(1ull << 0)
 #define PTE_W		(1ull << 1)
@@ -113,6 +115,27 @@ int boot_params_fill(struct pv_boot_params *bp, const struct vmm_config *cfg,
 		return -1;
 	}
 	return 0;
+}
+
+uint64_t boot_evtsel(uint16_t event, unsigned int mode)
+{
+	return pv_evtsel_count(event, mode & PMU_MODE_USR, mode & PMU_MODE_OS);
+}
+
+void boot_params_set_pmu(struct pv_boot_params *bp, const struct boot_pmu *p)
+{
+	_Static_assert(sizeof(bp->stat_evtsel) == sizeof(p->stat_evtsel),
+		       "stat counters: boot ABI and VMM_STAT_EVENTS");
+
+	bp->policy_id = p->policy_id;
+	bp->source_id = p->source_id;
+	bp->host_kind = p->host_kind;
+	if (p->steal_time)
+		bp->flags |= PV_BOOT_STEAL;
+	bp->stat_nr = p->stat_nr;
+	memcpy(bp->stat_evtsel, p->stat_evtsel, sizeof(bp->stat_evtsel));
+	bp->record_evtsel = p->record_evtsel;
+	bp->record_period = p->record_period;
 }
 
 int boot_load(uint8_t *mem, uint64_t mem_size, const struct vmm_config *cfg,

@@ -10,13 +10,33 @@
 #include <time.h>
 
 #include "config.h"
+#include "vcpu_pmu.h"
 
 struct kvm_run;
 struct pmu;
 struct pmu_vcpu;
-struct stat_run;
-struct profile;
+struct pv_sample;
+struct pv_stat_record;
 struct vm;
+
+/*
+ * What the tools (vmm stat, vmm record) hear about a run: the core calls
+ * these and never knows which tool listens.  Called from vCPU threads;
+ * NULL members are skipped; ctx is handed back.
+ */
+struct vm_observer {
+	void *ctx;
+	/* PV_HC_STAT_THREAD: an exited guest thread's counts (VM lock held). */
+	void (*thread_exit)(void *ctx, const struct pv_stat_record *r);
+	/* PV_HC_SAMPLE: one guest sample, time_ns since boot. */
+	void (*sample)(void *ctx, const struct pv_sample *r, uint64_t time_ns);
+	/* After each exit: the VMM's own time for it, in TSC cycles;
+	 * hypercall is its number for a hypercall exit, else -1. */
+	void (*exit_time)(void *ctx, int cpu, uint32_t exit_reason,
+			  int hypercall, uint64_t time_ns, uint64_t cycles);
+	/* The guest stopped; the vCPUs' state is still there to read. */
+	void (*end)(void *ctx, const struct vm *vm);
+};
 
 struct vcpu {
 	struct vm *vm;
@@ -27,21 +47,7 @@ struct vcpu {
 	pthread_t thread;
 	uint64_t exits;			/* all exits handled by this vCPU */
 	uint64_t hypercalls;
-	struct pmu_vcpu *pv;		/* this vCPU's virtual PMU */
-	uint64_t pmis;			/* PMIs injected */
-	bool pmi_masked;		/* LVTPC masked by our last PMI */
-	bool pmi_deferred;		/* a PMI waiting for LVTPC's unmask */
-	uint64_t steal_seen;		/* KVM steal time reported so far, ns */
-	timer_t timer;			/* tsc source overflow deadline */
-	bool timer_made, timer_armed;
-	uint64_t exit_tsc;		/* record -a: when the last exit began */
-	/* step source, CPL0: KVM_GUESTDBG_SINGLESTEP is on, and where the
-	 * instruction the next KVM_EXIT_DEBUG retires began. */
-	bool kstep;
-	bool kstep_cpl0;
-	bool kstep_quiet;		/* the last exit was a step pmu/ skipped */
-	bool kstep_failed;		/* KVM refused single-stepping */
-	uint64_t kstep_rip;
+	struct vcpu_pmu pmu;		/* this vCPU's virtual PMU glue */
 };
 
 /* Why the VM stopped; decides the VMM's exit status. */
@@ -62,8 +68,7 @@ struct vm {
 	atomic_int kstep_vcpus;		/* vCPUs whose kernel code KVM steps */
 	struct pmu *pmu;
 	bool steal_time;		/* KVM offers the steal-time MSR */
-	struct stat_run *stat;		/* vmm stat: where records go */
-	struct profile *profile;	/* vmm record: where samples go */
+	const struct vm_observer *observer;	/* the tool watching, or NULL */
 	uint64_t boot_tsc;
 	pthread_t populate_thread;
 	bool populate_started;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "boot.h"
+#include "boot_load.h"
 #include "pmu.h"
 #include "stat.h"
 #include "stat_report.h"
@@ -42,8 +43,33 @@ void stat_default_events(struct vmm_stat *st, const char *source)
 	st->nevents = n;
 }
 
-void stat_prepare(const struct vmm_stat *st, struct pmu *pmu,
-		  struct pv_boot_params *bp, struct stat_run *run)
+static void stat_thread_exit(void *ctx, const struct pv_stat_record *r)
+{
+	struct stat_run *run = ctx;
+
+	stat_record_add(run, run->st, r);
+}
+
+/* The conservation check's material: what the vCPUs counted in all. */
+static void stat_vm_end(void *ctx, const struct vm *vm)
+{
+	struct stat_run *run = ctx;
+
+	for (int c = 0; c < vm->ncpus; c++) {
+		struct pmu_vcpu_stats ps;
+
+		pmu_vcpu_get_stats(vm->vcpus[c].pmu.pv, &ps);
+		run->switch_hcalls += ps.switch_hcalls;
+	}
+	for (int i = 0; i < run->st->nevents; i++)
+		for (int c = 0; run->slot[i] >= 0 && c < vm->ncpus; c++)
+			run->vcpu_total[i] += pmu_vcpu_counter(
+				vm->vcpus[c].pmu.pv, run->slot[i]);
+}
+
+const struct vm_observer *stat_prepare(const struct vmm_stat *st,
+				       struct pmu *pmu, struct boot_pmu *bpmu,
+				       struct stat_run *run)
 {
 	uint32_t n = 0;
 
@@ -54,13 +80,17 @@ void stat_prepare(const struct vmm_stat *st, struct pmu *pmu,
 							st->mode[i]);
 		if (!run->supported[i])
 			continue;
-		/* IA32_PERFEVTSELx: event and umask are the PV_EVENT bits. */
-		bp->stat_evtsel[n] = pv_evtsel_count(st->event[i],
-						     st->mode[i] & PMU_MODE_USR,
-						     st->mode[i] & PMU_MODE_OS);
+		bpmu->stat_evtsel[n] = boot_evtsel(st->event[i], st->mode[i]);
 		run->slot[i] = n++;
 	}
-	bp->stat_nr = n;
+	bpmu->stat_nr = n;
+	run->st = st;
+	run->observer = (struct vm_observer){
+		.ctx = run,
+		.thread_exit = stat_thread_exit,
+		.end = stat_vm_end,
+	};
+	return &run->observer;
 }
 
 void stat_record_add(struct stat_run *run, const struct vmm_stat *st,

@@ -3,8 +3,8 @@
  * newc cpio reader.  Self-contained (no kernel headers) so that the same
  * file is fuzzed on the host.
  */
-#ifndef KERNEL_CPIO_H
-#define KERNEL_CPIO_H
+#ifndef COMMON_CPIO_READER_H
+#define COMMON_CPIO_READER_H
 
 #include <stdbool.h>
 #include <stdint.h>

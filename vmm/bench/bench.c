@@ -22,6 +22,8 @@
 #include "bench.h"
 #include "config.h"
 
+#define BENCH_EXIT_EXEC		127	/* as the shell: the command would not run */
+
 double bench_now_s(void)
 {
 	struct timespec t;
@@ -51,11 +53,11 @@ int bench_run(char *const argv[], bool no_aslr, int err_fd,
 		if (!freopen("/dev/null", "w", stdout) ||
 		    (err_fd < 0 ? !freopen("/dev/null", "w", stderr) :
 				  dup2(err_fd, 2) < 0))
-			_exit(125);
+			_exit(VMM_EXIT_ERROR);
 		if (no_aslr && personality(ADDR_NO_RANDOMIZE) < 0)
-			_exit(125);
+			_exit(VMM_EXIT_ERROR);
 		execv(argv[0], argv);
-		_exit(127);
+		_exit(BENCH_EXIT_EXEC);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0)

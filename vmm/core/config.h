@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #define VMM_EXIT_ERROR		125	/* like env(1) and docker: the VMM failed */
+#define VMM_EXIT_TIMEOUT	124	/* like timeout(1): --timeout expired */
+#define VMM_MAX_CPUS		64
+#define VMM_DEFAULT_MEM		(128ull << 20)
 #define VMM_MAX_FILES		64
 #define VMM_MAX_ENV		64
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef VMM_CPIO_H
-#define VMM_CPIO_H
+#ifndef COMMON_CPIO_WRITER_H
+#define COMMON_CPIO_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -11,18 +11,18 @@
  * every newc reader accepts: the guest kernel then maps file pages instead of
  * copying them (copies run emulated at ~4 M instructions/s).
  */
-struct cpio_buf {
+struct cpio_writer {
 	uint8_t *data;
 	size_t len;
 	size_t cap;
 	uint32_t next_ino;
 };
 
-#define CPIO_DATA_ALIGN	4096
+#define CPIO_WRITER_ALIGN	4096
 
-int cpio_add(struct cpio_buf *c, const char *path, uint32_t mode,
-	     const void *data, size_t size);
-int cpio_finish(struct cpio_buf *c);
-void cpio_free(struct cpio_buf *c);
+int cpio_writer_add(struct cpio_writer *c, const char *path, uint32_t mode,
+		    const void *data, size_t size);
+int cpio_writer_finish(struct cpio_writer *c);
+void cpio_writer_free(struct cpio_writer *c);
 
 #endif

@@ -19,15 +19,17 @@
 #include "boot.h"
 #include "hypercall.h"
 #include "layout.h"
-#include "profile.h"
 #include "vcpu.h"
 #include "vcpu_pmu.h"
 #include "x86_decode.h"
 
 #define APIC_LVTPC		0x340
 #define APIC_LVT_MASKED		(1u << 16)
+#define APIC_LVT_VECTOR		0xffu
+#define APIC_MSI_BASE		0xfee00000u	/* MSI address, dest ID << 12 */
+#define HC_NR_BITS		0xffu	/* a profile names a hypercall by these */
 
-static int vpmu_msr_filter(struct vm *vm)
+static int vcpu_pmu_msr_filter(struct vm *vm)
 {
 	struct kvm_enable_cap cap = {
 		.cap = KVM_CAP_X86_USER_SPACE_MSR,
@@ -54,7 +56,7 @@ static int vpmu_msr_filter(struct vm *vm)
 	return ioctl(vm->fd, KVM_X86_SET_MSR_FILTER, &f);
 }
 
-int vpmu_vm_setup(struct vm *vm)
+int vcpu_pmu_vm_setup(struct vm *vm)
 {
 	struct pmu_config cfg = {
 		.source = vm->cfg->source,
@@ -69,7 +71,7 @@ int vpmu_vm_setup(struct vm *vm)
 			 why ? why : "cannot create");
 		return -1;
 	}
-	if (vpmu_msr_filter(vm)) {
+	if (vcpu_pmu_msr_filter(vm)) {
 		snprintf(vm->stop_msg, sizeof(vm->stop_msg),
 			 "KVM MSR filter for the PMU: %s", strerror(errno));
 		return -1;
@@ -77,7 +79,7 @@ int vpmu_vm_setup(struct vm *vm)
 	return 0;
 }
 
-void vpmu_vm_destroy(struct vm *vm)
+void vcpu_pmu_vm_destroy(struct vm *vm)
 {
 	if (vm->pmu)
 		pmu_destroy(vm->pmu);
@@ -96,7 +98,7 @@ void vpmu_vm_destroy(struct vm *vm)
  * PerfMonV2 leaf and extended-counter bits) are removed.  The caller's
  * buffer has room for PMU_CPUID_SPARE more entries.
  */
-void vpmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
+void vcpu_pmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
 {
 	bool have_0xa = false;
 
@@ -135,7 +137,7 @@ void vpmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
  * LVTPC masked, as the hardware does on delivery.  The guest's handler
  * unmasks it, which we see the next time we look (before the next PMI).
  */
-static bool vpmu_inject_pmi(struct vcpu *v)
+static bool vcpu_pmu_inject_pmi(struct vcpu *v)
 {
 	struct kvm_lapic_state ls;
 	struct kvm_msi msi = { 0 };
@@ -146,32 +148,32 @@ static bool vpmu_inject_pmi(struct vcpu *v)
 	memcpy(&lvtpc, ls.regs + APIC_LVTPC, 4);
 	if (lvtpc & APIC_LVT_MASKED)
 		return false;
-	msi.address_lo = 0xfee00000u | ((uint32_t)v->id << 12);
-	msi.data = lvtpc & 0xff;
+	msi.address_lo = APIC_MSI_BASE | ((uint32_t)v->id << 12);
+	msi.data = lvtpc & APIC_LVT_VECTOR;
 	lvtpc |= APIC_LVT_MASKED;
 	memcpy(ls.regs + APIC_LVTPC, &lvtpc, 4);
 	ioctl(v->fd, KVM_SET_LAPIC, &ls);
 	ioctl(v->vm->fd, KVM_SIGNAL_MSI, &msi);
-	v->pmis++;
+	v->pmu.pmis++;
 	return true;
 }
 
 /* Was LVTPC unmasked by the guest since the last PMI? */
-static void vpmu_check_lvtpc(struct vcpu *v)
+static void vcpu_pmu_check_lvtpc(struct vcpu *v)
 {
 	struct kvm_lapic_state ls;
 	uint32_t lvtpc;
 
-	if (!v->pmi_masked || ioctl(v->fd, KVM_GET_LAPIC, &ls) < 0)
+	if (!v->pmu.pmi_masked || ioctl(v->fd, KVM_GET_LAPIC, &ls) < 0)
 		return;
 	memcpy(&lvtpc, ls.regs + APIC_LVTPC, 4);
 	if (!(lvtpc & APIC_LVT_MASKED)) {
-		v->pmi_masked = false;
-		pmu_vcpu_lvtpc_unmasked(v->pv);
+		v->pmu.pmi_masked = false;
+		pmu_vcpu_lvtpc_unmasked(v->pmu.pv);
 		/* A PMI pmu/ asked for while LVTPC was still masked. */
-		if (v->pmi_deferred && vpmu_inject_pmi(v)) {
-			v->pmi_deferred = false;
-			v->pmi_masked = true;
+		if (v->pmu.pmi_deferred && vcpu_pmu_inject_pmi(v)) {
+			v->pmu.pmi_deferred = false;
+			v->pmu.pmi_masked = true;
 		}
 	}
 }
@@ -181,51 +183,49 @@ static void vpmu_check_lvtpc(struct vcpu *v)
  * guest runs without exits; a host timer kicks the vCPU thread out of
  * KVM_RUN (SIGUSR1, EINTR) so that pmu/ sees the overflow then.
  */
-static void vpmu_timer_arm(struct vcpu *v)
+static void vcpu_pmu_timer_arm(struct vcpu *v)
 {
 	struct itimerspec its = { 0 };
 	struct sigevent sev = { 0 };
 	uint64_t dl, now, ns;
 
-	if (!pmu_vcpu_timer_deadline(v->pv, &dl)) {
-		if (v->timer_armed)
-			timer_settime(v->timer, 0, &its, NULL);
-		v->timer_armed = false;
+	if (!pmu_vcpu_timer_deadline(v->pmu.pv, &dl)) {
+		if (v->pmu.timer_armed)
+			timer_settime(v->pmu.timer, 0, &its, NULL);
+		v->pmu.timer_armed = false;
 		return;
 	}
-	if (!v->timer_made) {
+	if (!v->pmu.timer_made) {
 		sev.sigev_notify = SIGEV_THREAD_ID;
 		sev.sigev_signo = SIGUSR1;
 		sev._sigev_un._tid = gettid();
-		if (timer_create(CLOCK_MONOTONIC, &sev, &v->timer))
+		if (timer_create(CLOCK_MONOTONIC, &sev, &v->pmu.timer))
 			return;
-		v->timer_made = true;
+		v->pmu.timer_made = true;
 	}
 	now = __rdtsc();
 	ns = dl > now ? (dl - now) * 1000000 / v->vm->tsc_khz : 0;
 	its.it_value.tv_sec = ns / 1000000000;
 	its.it_value.tv_nsec = ns % 1000000000 ? ns % 1000000000 : 1;
-	timer_settime(v->timer, 0, &its, NULL);
-	v->timer_armed = true;
+	timer_settime(v->pmu.timer, 0, &its, NULL);
+	v->pmu.timer_armed = true;
 }
 
 /* record -a: the VMM's own time per exit reason (Xenoprof, Du et al.). */
-static void vpmu_vmm_sample(struct vcpu *v)
+static void vcpu_pmu_exit_time(struct vcpu *v)
 {
+	const struct vm_observer *o = v->vm->observer;
 	struct kvm_run *run = v->run;
-	struct sample s = { 0 };
 	uint64_t now = __rdtsc();
+	int hc = -1;
 
-	if (!v->vm->profile || !v->vm->cfg->record.system_wide || !v->exit_tsc)
+	if (!o || !o->exit_time || !v->pmu.exit_tsc)
 		return;
-	s.cpu = v->id;
-	s.kind = SAMPLE_VMM;
-	s.exit_reason = run->exit_reason;
 	if (run->exit_reason == KVM_EXIT_IO && run->io.port == PV_HC_PORT)
-		s.exit_reason = PROFILE_HC_BASE + (run->s.regs.regs.rax & 0xff);
-	s.time_ns = (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz;
-	s.period = now - v->exit_tsc;
-	profile_add(v->vm->profile, &s);
+		hc = run->s.regs.regs.rax & HC_NR_BITS;
+	o->exit_time(o->ctx, v->id, run->exit_reason, hc,
+		     (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz,
+		     now - v->pmu.exit_tsc);
 }
 
 /*
@@ -233,7 +233,7 @@ static void vpmu_vmm_sample(struct vcpu *v)
  * CPU clears it at every kernel entry: the guest kernel sets it again at
  * its entries while boot params' kstep_live says some vCPU is stepped.
  */
-static void vpmu_kstep_live(struct vcpu *v, bool on)
+static void vcpu_pmu_kstep_live(struct vcpu *v, bool on)
 {
 	struct pv_boot_params *bp;
 	int n;
@@ -251,34 +251,34 @@ static void vpmu_kstep_live(struct vcpu *v, bool on)
  * anyway) while a running counter has the OS bit.  The guest kernel steps
  * user code.
  */
-static void vpmu_kernel_step_setup(struct vcpu *v)
+static void vcpu_pmu_kernel_step_setup(struct vcpu *v)
 {
 	struct kvm_guest_debug dbg = { 0 };
-	bool want = !v->kstep_failed && pmu_vcpu_wants_kernel_step(v->pv);
+	bool want = !v->pmu.kstep_failed && pmu_vcpu_wants_kernel_step(v->pmu.pv);
 
-	if (want != v->kstep) {
+	if (want != v->pmu.kstep) {
 		if (want)
 			dbg.control = KVM_GUESTDBG_ENABLE |
 				      KVM_GUESTDBG_SINGLESTEP;
 		if (ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0) {
 			/* Said once: :k step counts stay 0 from here on. */
-			if (want && !v->kstep_failed)
+			if (want && !v->pmu.kstep_failed)
 				fprintf(stderr, "vmm: cpu %d: KVM_SET_GUEST_DEBUG: "
 					"%s (kernel-mode step counts stay 0)\n",
 					v->id, strerror(errno));
-			v->kstep_failed = true;
+			v->pmu.kstep_failed = true;
 			want = false;
 		}
-		if (want != v->kstep)
-			vpmu_kstep_live(v, want);
-		v->kstep = want;
+		if (want != v->pmu.kstep)
+			vcpu_pmu_kstep_live(v, want);
+		v->pmu.kstep = want;
 	}
-	if (v->kstep) {
-		v->kstep_rip = v->run->s.regs.regs.rip;
-		v->kstep_cpl0 = (v->run->s.regs.sregs.cs.selector & 3) == 0;
+	if (v->pmu.kstep) {
+		v->pmu.kstep_rip = v->run->s.regs.regs.rip;
+		v->pmu.kstep_cpl0 = (v->run->s.regs.sregs.cs.selector & 3) == 0;
 		/* Standard KVM: TF again where we stand (a register write at
 		 * the last exit, a hypercall's result, dropped it). */
-		if (v->kstep_cpl0 && v->vm->host_kind == PV_HOST_STANDARD) {
+		if (v->pmu.kstep_cpl0 && v->vm->host_kind == PV_HOST_STANDARD) {
 			dbg.control = KVM_GUESTDBG_ENABLE |
 				      KVM_GUESTDBG_SINGLESTEP;
 			ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg);
@@ -287,8 +287,8 @@ static void vpmu_kernel_step_setup(struct vcpu *v)
 }
 
 /* Copy guest virtual memory through the guest's page tables. */
-static size_t vpmu_read_gva(struct vcpu *v, uint64_t gva, uint8_t *buf,
-			    size_t len)
+static size_t vcpu_pmu_read_gva(struct vcpu *v, uint64_t gva,
+				uint8_t *buf, size_t len)
 {
 	size_t done = 0;
 
@@ -318,14 +318,14 @@ static size_t vpmu_read_gva(struct vcpu *v, uint64_t gva, uint8_t *buf,
  * owed: hand it back.  (A program that sets TF itself while kernel
  * instructions are being counted loses its SIGTRAPs; documented.)
  */
-static void vpmu_user_step_reinject(struct vcpu *v)
+static void vcpu_pmu_user_step_reinject(struct vcpu *v)
 {
 	struct kvm_guest_debug dbg = {
 		.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP |
 			   KVM_GUESTDBG_INJECT_DB,
 	};
 
-	if (!pmu_vcpu_user_stepping(v->pv))
+	if (!pmu_vcpu_user_stepping(v->pmu.pv))
 		return;
 	if (ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg) < 0)
 		fprintf(stderr, "vmm: cpu %d: cannot hand a #DB back to the "
@@ -338,50 +338,50 @@ static void vpmu_user_step_reinject(struct vcpu *v)
  * retires once, the same rule as the guest's user-mode #DB handler.
  * Returns whether pmu/ must see an exit (an overflow point was reached).
  */
-static bool vpmu_kernel_step_count(struct vcpu *v)
+static bool vcpu_pmu_kernel_step_count(struct vcpu *v)
 {
 	uint8_t buf[X86_MAX_INSN_LEN];
 	struct x86_insn_class ic;
 	size_t n;
 
-	if (!v->kstep_cpl0) {
+	if (!v->pmu.kstep_cpl0) {
 		/* Still at CPL3 on a standard KVM: a user instruction
 		 * retired; at CPL0: a kernel entry set TF (kstep_stubs). */
 		if (v->vm->host_kind == PV_HOST_STANDARD &&
 		    (v->run->s.regs.sregs.cs.selector & 3) == 3)
-			vpmu_user_step_reinject(v);
+			vcpu_pmu_user_step_reinject(v);
 		return false;
 	}
-	n = vpmu_read_gva(v, v->kstep_rip, buf, sizeof(buf));
+	n = vcpu_pmu_read_gva(v, v->pmu.kstep_rip, buf, sizeof(buf));
 	if (n == 0 || x86_classify(buf, n, &ic) < 0)
 		memset(&ic, 0, sizeof(ic));
-	if (ic.rep_string && v->run->s.regs.regs.rip == v->kstep_rip)
+	if (ic.rep_string && v->run->s.regs.regs.rip == v->pmu.kstep_rip)
 		return false;
-	return pmu_vcpu_kernel_step(v->pv, x86_is_branch(ic.branch));
+	return pmu_vcpu_kernel_step(v->pmu.pv, x86_is_branch(ic.branch));
 }
 
-void vpmu_before_run(struct vcpu *v)
+void vcpu_pmu_before_run(struct vcpu *v)
 {
-	if (v->kstep_quiet) {
+	if (v->pmu.kstep_quiet) {
 		/* A step exit pmu/ did not see: the vCPU stays "in guest". */
-		v->kstep_quiet = false;
-		vpmu_kernel_step_setup(v);
+		v->pmu.kstep_quiet = false;
+		vcpu_pmu_kernel_step_setup(v);
 		return;
 	}
-	vpmu_vmm_sample(v);
-	vpmu_check_lvtpc(v);
-	if (pmu_vcpu_enter(v->pv)) {
+	vcpu_pmu_exit_time(v);
+	vcpu_pmu_check_lvtpc(v);
+	if (pmu_vcpu_enter(v->pmu.pv)) {
 		/* pmu/ has handed this PMI over: if the guest's LVTPC is
 		 * still masked, keep it until the guest unmasks. */
-		v->pmi_deferred = !vpmu_inject_pmi(v);
-		v->pmi_masked = true;
+		v->pmu.pmi_deferred = !vcpu_pmu_inject_pmi(v);
+		v->pmu.pmi_masked = true;
 	}
-	vpmu_kernel_step_setup(v);
-	vpmu_timer_arm(v);
+	vcpu_pmu_kernel_step_setup(v);
+	vcpu_pmu_timer_arm(v);
 }
 
 /* KVM steal time: the record the guest registered (PV_MSR_KVM_STEAL_TIME). */
-static void vpmu_steal(struct vcpu *v)
+static void vcpu_pmu_steal(struct vcpu *v)
 {
 	const struct pv_steal_record *rec =
 		vm_gpa_to_hva(v->vm, PV_STEAL_PHYS + PV_STEAL_RECORD_SIZE * v->id,
@@ -391,13 +391,13 @@ static void vpmu_steal(struct vcpu *v)
 	if (!rec)
 		return;
 	steal = rec->steal;
-	if (steal > v->steal_seen) {
-		pmu_vcpu_steal(v->pv, steal - v->steal_seen);
-		v->steal_seen = steal;
+	if (steal > v->pmu.steal_seen) {
+		pmu_vcpu_steal(v->pmu.pv, steal - v->pmu.steal_seen);
+		v->pmu.steal_seen = steal;
 	}
 }
 
-void vpmu_after_run(struct vcpu *v)
+void vcpu_pmu_after_run(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
 	enum pmu_exit_reason why = PMU_EXIT_OTHER;
@@ -418,19 +418,19 @@ void vpmu_after_run(struct vcpu *v)
 		why = PMU_EXIT_HLT;
 		break;
 	case KVM_EXIT_DEBUG:
-		if (v->kstep && !vpmu_kernel_step_count(v)) {
-			v->kstep_quiet = true;
+		if (v->pmu.kstep && !vcpu_pmu_kernel_step_count(v)) {
+			v->pmu.kstep_quiet = true;
 			return;
 		}
 		break;
 	}
-	v->exit_tsc = __rdtsc();
-	pmu_vcpu_exit(v->pv, why);
-	vpmu_steal(v);
+	v->pmu.exit_tsc = __rdtsc();
+	pmu_vcpu_exit(v->pmu.pv, why);
+	vcpu_pmu_steal(v);
 }
 
-int64_t vpmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a, uint64_t b,
-		       uint64_t c)
+int64_t vcpu_pmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a,
+			   uint64_t b, uint64_t c)
 {
 	void *out, *in;
 
@@ -440,14 +440,14 @@ int64_t vpmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a, uint64_t b,
 		in = (a & 4095) ? NULL : vm_gpa_to_hva(v->vm, a, 4096);
 		if (!in)
 			return -EFAULT;
-		pmu_vcpu_set_page(v->pv, in);
+		pmu_vcpu_set_page(v->pmu.pv, in);
 		return 0;
 	case PV_HC_PMU_SWITCH:
 		out = a ? vm_gpa_to_hva(v->vm, a, 4096) : NULL;
 		in = b ? vm_gpa_to_hva(v->vm, b, 4096) : NULL;
 		if ((a && (!out || (a & 4095))) || (b && (!in || (b & 4095))))
 			return -EFAULT;
-		return pmu_thread_switch(v->pv, out, in);
+		return pmu_thread_switch(v->pmu.pv, out, in);
 	case PV_HC_PMU_POLL:
 		return 0;
 	default:
