@@ -9,14 +9,13 @@
 
 /*
  * Every policy, by the name of its pmu_policy_<name> in
- * pmu/policies/<name>.c.  Registering one is one line here (and its file
- * in pmu/meson.build); nothing else, guest kernel included, names it.
+ * pmu/policies/<name>.c: PMU_POLICIES(X) is X(offset) X(saverestore) ...,
+ * defined by pmu/meson.build from its pmu_policies list, where registering
+ * a policy is one name; nothing else, guest kernel included, names it.
  */
-#define PMU_POLICIES(X)		\
-	X(offset)		\
-	X(saverestore)		\
-	X(raw)			\
-	X(wallclock)
+#ifndef PMU_POLICIES
+#error "PMU_POLICIES comes from pmu/meson.build (pmu_policies)"
+#endif
 
 #define PMU_POLICY_DECLARE(name) extern const struct pmu_policy_ops pmu_policy_##name;
 #define PMU_POLICY_ENTRY(name) &pmu_policy_##name,
