@@ -215,6 +215,8 @@ page_fault_entry:
 	pop	%rax
 	jne	1f
 	mov	%rcx, 8(%rsp)		/* return to the instruction after syscall */
+/* Both entries: the iret frame and its error-code slot are on the stack. */
+syscall_common:
 	SYSCALL_LEAF
 	pushq	$VEC_SYSCALL
 	SAVE_REGS
@@ -313,12 +315,7 @@ syscall_entry:
 	pushq	$USER_CS_ASM
 	pushq	%rcx				/* RIP after the syscall */
 	pushq	$0				/* error code slot */
-	SYSCALL_LEAF
-	pushq	$VEC_SYSCALL
-	SAVE_REGS
-	mov	%rsp, %rdi
-	call	syscall_dispatch
-	jmp	trap_return
+	jmp	syscall_common
 	.balign 4096
 
 	.bss
