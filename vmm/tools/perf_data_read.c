@@ -339,52 +339,18 @@ static int parse_perf(struct profile *p, const struct rd *r,
 	return ret;
 }
 
+static int parse_perf_bytes(struct profile *p, const uint8_t *d, size_t len,
+			    char *err, size_t errlen)
+{
+	const struct rd r = { d, len };
+
+	return parse_perf(p, &r, err, errlen);
+}
+
 int perf_data_read(struct profile **pp, const char *path,
 		   char *err, size_t errlen)
 {
-	struct profile *p;
-	struct rd r = { 0 };
-	uint8_t *d = NULL;
-	size_t cap = 0;
-	FILE *f = fopen(path, "rb");
-	int ret;
-
-	*pp = NULL;
-	if (!f)
-		return profile_fail(err, errlen, "%s: %s", path, strerror(errno));
-	for (size_t got = 1; got;) {
-		if (r.len == cap) {
-			uint8_t *n = realloc(d, cap = cap ? 2 * cap : 65536);
-
-			if (!n) {
-				free(d);
-				fclose(f);
-				return profile_fail(err, errlen, "out of memory");
-			}
-			d = n;
-		}
-		got = fread(d + r.len, 1, cap - r.len, f);
-		r.len += got;
-	}
-	fclose(f);
-	r.d = d;
-	p = profile_new();
-	if (!p) {
-		free(d);
-		return profile_fail(err, errlen, "out of memory");
-	}
-	ret = parse_perf(p, &r, err, errlen);
-	if (ret < 0) {
-		char tmp[256];
-
-		snprintf(tmp, sizeof(tmp), "%s", err ? err : "");
-		profile_fail(err, errlen, "%s: %s", path, tmp);
-		profile_free(p);
-	} else {
-		*pp = p;
-	}
-	free(d);
-	return ret;
+	return profile_load(pp, path, parse_perf_bytes, err, errlen);
 }
 
 int profile_open(struct profile **pp, const char *path,

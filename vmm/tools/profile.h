@@ -83,6 +83,13 @@ void profile_image_pid(struct profile *p, int image, uint32_t pid,
 /* Our own format: self-describing, versioned, carries the symbol tables. */
 int profile_write(const struct profile *p, const char *path,
 		  char *err, size_t errlen);
+/* Parse a whole file's bytes d[len] into p: 0, or -1 with err set. */
+typedef int (*profile_parse_fn)(struct profile *p, const uint8_t *d,
+				size_t len, char *err, size_t errlen);
+/* Read the file at path whole and parse it into a new *pp (profile_read
+ * and perf_data_read). */
+int profile_load(struct profile **pp, const char *path,
+		 profile_parse_fn parse, char *err, size_t errlen);
 int profile_read(struct profile **pp, const char *path,
 		 char *err, size_t errlen);
 

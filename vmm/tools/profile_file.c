@@ -438,8 +438,8 @@ corrupt:
 	return 0;
 }
 
-int profile_read(struct profile **pp, const char *path,
-		 char *err, size_t errlen)
+int profile_load(struct profile **pp, const char *path,
+		 profile_parse_fn parse_fn, char *err, size_t errlen)
 {
 	struct profile *p;
 	uint8_t *d = NULL;
@@ -478,7 +478,7 @@ int profile_read(struct profile **pp, const char *path,
 		free(d);
 		return profile_fail(err, errlen, "out of memory");
 	}
-	ret = parse(p, d, len, err, errlen);
+	ret = parse_fn(p, d, len, err, errlen);
 	if (ret < 0) {
 		char tmp[256];
 
@@ -490,5 +490,11 @@ int profile_read(struct profile **pp, const char *path,
 	}
 	free(d);
 	return ret;
+}
+
+int profile_read(struct profile **pp, const char *path,
+		 char *err, size_t errlen)
+{
+	return profile_load(pp, path, parse, err, errlen);
 }
 
