@@ -154,6 +154,38 @@ static s64 sys_arch_prctl(u64 code, u64 addr, u64 a2, u64 a3, u64 a4, u64 a5)
 	}
 }
 
+/*
+ * prctl: the thread's name (what `vmm stat --per-thread` prints as comm);
+ * every other option is EINVAL, Linux's answer to an option it lacks.
+ */
+static s64 sys_prctl(u64 opt, u64 arg, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	struct task *t = current_task();
+	char name[16] = { 0 };
+
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	switch (opt) {
+	case 15:	/* PR_SET_NAME: up to 15 bytes, truncated silently */
+		for (int i = 0; i < 15; i++) {
+			if (!user_range_ok(arg + i, 1) ||
+			    copy_from_user(&name[i], (void *)(arg + i), 1))
+				return -EFAULT;
+			if (!name[i])
+				break;
+		}
+		name[15] = 0;
+		memcpy(t->comm, name, sizeof(name));
+		return 0;
+	case 16:	/* PR_GET_NAME */
+		if (!user_range_ok(arg, 16) ||
+		    copy_to_user((void *)arg, t->comm, 16))
+			return -EFAULT;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 static s64 sys_uname(u64 buf, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	static const char fields[6][65] = {
@@ -255,8 +287,15 @@ static const sys_fn sys_table[NR_MAX] = {
 	[83] = sys_mkdir,
 	[84] = sys_rmdir,
 	[85] = sys_creat,
+	[86] = sys_link,
 	[87] = sys_unlink,
+	[88] = sys_symlink,
 	[89] = sys_readlink,
+	[90] = sys_chmod,
+	[91] = sys_fchmod,
+	[92] = sys_chown,
+	[93] = sys_fchown,
+	[94] = sys_chown,		/* lchown: no symlinks */
 	[95] = sys_umask,
 	[96] = sys_gettimeofday,
 	[102] = sys_zero,		/* getuid: everyone is root */
@@ -269,6 +308,8 @@ static const sys_fn sys_table[NR_MAX] = {
 	[112] = sys_getpid,		/* setsid: we are the session */
 	[121] = sys_getpgrp,		/* getpgid */
 	[131] = sys_sigaltstack,
+	[132] = sys_utimes,		/* utime */
+	[157] = sys_prctl,
 	[158] = sys_arch_prctl,
 	[186] = sys_gettid,
 	[200] = sys_tkill,
@@ -283,15 +324,21 @@ static const sys_fn sys_table[NR_MAX] = {
 	[230] = sys_clock_nanosleep,
 	[231] = sys_exit_group,
 	[234] = sys_tgkill,
+	[235] = sys_utimes,
 	[257] = sys_openat,
 	[258] = sys_mkdirat,
+	[260] = sys_fchownat,
 	[262] = sys_newfstatat,
 	[263] = sys_unlinkat,
 	[264] = sys_renameat,
+	[265] = sys_linkat,
+	[266] = sys_symlinkat,
 	[267] = sys_readlinkat,
+	[268] = sys_fchmodat,
 	[269] = sys_faccessat,
 	[271] = sys_ppoll,
 	[273] = sys_zero,		/* set_robust_list */
+	[280] = sys_utimensat,
 	[292] = sys_dup3,
 	[293] = sys_pipe2,
 	[298] = sys_perf_event_open,
