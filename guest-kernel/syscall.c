@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * System calls: Linux x86-64 numbers and semantics.  One table, indexed by
- * number; unknown numbers return -ENOSYS (logged with --verbose).
+ * number; unknown numbers return -ENOSYS (named once each under -v).
  */
 #include "kernel.h"
 #include "mm.h"
@@ -13,8 +13,10 @@
 typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 
 #define NR_MAX			335
+#define NR_NAMES		(sizeof(syscall_names) / sizeof(syscall_names[0]))
 
 #include "syscalls.h"
+#include "syscall_names.h"	/* generated: gen_syscall_names.sh */
 
 #define MAP_FIXED		0x10
 #define MAP_ANONYMOUS		0x20
@@ -349,6 +351,26 @@ static const sys_fn sys_table[NR_MAX] = {
 	[332] = sys_statx,
 };
 
+/*
+ * `vmm run -v`: one line per system call number the kernel lacks, naming
+ * it, the first time a program makes it (libcs probe rseq and clone3 in
+ * every process; a line each time would bury the rest).
+ */
+static void log_unknown_syscall(u64 nr)
+{
+	static u64 seen[(NR_NAMES + 63) / 64];
+	const char *name = nr < NR_NAMES ? syscall_names[nr] : NULL;
+
+	if (nr < NR_NAMES) {
+		if (seen[nr / 64] & (1ull << (nr % 64)))
+			return;
+		seen[nr / 64] |= 1ull << (nr % 64);
+	}
+	kprintf("%s[%d]: unknown system call %lu (%s): ENOSYS",
+		current_task()->comm, current_task()->tid, nr,
+		name ? name : "?");
+}
+
 /* User-settable RFLAGS bits: never IOPL, NT, VM, VIF/VIP. */
 #define RFLAGS_USER	0x40dd5ull	/* CF PF AF ZF SF TF DF OF AC */
 #define RFLAGS_IF	0x200ull
@@ -372,9 +394,8 @@ __attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 		if (unlikely((s64)tf->rax == -EPIPE))
 			signal_send(current_task(), SIGPIPE, true);
 	} else {
-		if (kverbose)
-			kprintf("%s[%d]: unknown system call %lu",
-				current_task()->comm, current_task()->tid, nr);
+		if (unlikely(kverbose))
+			log_unknown_syscall(nr);
 		tf->rax = -ENOSYS;
 	}
 	return_to_user(tf);
