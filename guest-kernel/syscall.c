@@ -239,6 +239,12 @@ static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
 	return 0;
 }
 
+/*
+ * Comments here feed docs/compatibility.md (scripts/compat-table.sh):
+ * "partial: ..." says which flags or parts are missing, "refused: ERRNO"
+ * an entry that only answers as Linux does without the feature.  A number
+ * not here is ENOSYS.
+ */
 static const sys_fn sys_table[NR_MAX] = {
 	[0] = sys_read,
 	[1] = sys_write,
@@ -249,14 +255,14 @@ static const sys_fn sys_table[NR_MAX] = {
 	[6] = sys_lstat,
 	[7] = sys_poll,
 	[8] = sys_lseek,
-	[9] = sys_mmap,
+	[9] = sys_mmap,		/* partial: MAP_SHARED file maps are private copies */
 	[10] = sys_mprotect,
 	[11] = sys_munmap,
 	[12] = sys_brk,
 	[13] = sys_rt_sigaction,
 	[14] = sys_rt_sigprocmask,
 	[15] = sys_rt_sigreturn,
-	[16] = sys_ioctl,
+	[16] = sys_ioctl,		/* partial: FIO*, tty TCGETS TCSETS* TIOCGWINSZ TIOC[GS]PGRP */
 	[17] = sys_pread64,
 	[18] = sys_pwrite64,
 	[19] = sys_readv,
@@ -264,12 +270,12 @@ static const sys_fn sys_table[NR_MAX] = {
 	[21] = sys_access,
 	[22] = sys_pipe,
 	[24] = sys_sched_yield,
-	[28] = sys_zero,		/* madvise: advice only */
+	[28] = sys_zero,		/* madvise, partial: advice ignored */
 	[32] = sys_dup,
 	[33] = sys_dup2,
 	[35] = sys_nanosleep,
 	[39] = sys_getpid,
-	[56] = sys_clone,
+	[56] = sys_clone,		/* partial: thread and fork flags; CLONE_NEW* etc. ignored */
 	[57] = sys_fork,
 	[58] = sys_vfork,
 	[59] = sys_execve,
@@ -277,7 +283,7 @@ static const sys_fn sys_table[NR_MAX] = {
 	[61] = sys_wait4,
 	[62] = sys_kill,
 	[63] = sys_uname,
-	[72] = sys_fcntl,
+	[72] = sys_fcntl,		/* partial: record locks always granted, F_GETLK reports none */
 	[74] = sys_fsync,
 	[75] = sys_fsync,
 	[76] = sys_truncate,
@@ -289,35 +295,35 @@ static const sys_fn sys_table[NR_MAX] = {
 	[83] = sys_mkdir,
 	[84] = sys_rmdir,
 	[85] = sys_creat,
-	[86] = sys_link,
+	[86] = sys_link,		/* refused: EPERM, no links */
 	[87] = sys_unlink,
-	[88] = sys_symlink,
+	[88] = sys_symlink,		/* refused: EPERM, no links */
 	[89] = sys_readlink,
 	[90] = sys_chmod,
 	[91] = sys_fchmod,
-	[92] = sys_chown,
-	[93] = sys_fchown,
-	[94] = sys_chown,		/* lchown: no symlinks */
+	[92] = sys_chown,		/* partial: ownership not kept */
+	[93] = sys_fchown,		/* partial: ownership not kept */
+	[94] = sys_chown,		/* lchown, partial: ownership not kept (no symlinks) */
 	[95] = sys_umask,
 	[96] = sys_gettimeofday,
 	[102] = sys_zero,		/* getuid: everyone is root */
 	[104] = sys_zero,		/* getgid */
 	[107] = sys_zero,		/* geteuid */
 	[108] = sys_zero,		/* getegid */
-	[109] = sys_zero,		/* setpgid */
+	[109] = sys_zero,		/* setpgid, partial: no-op */
 	[110] = sys_getppid,
 	[111] = sys_getpgrp,
-	[112] = sys_getpid,		/* setsid: we are the session */
+	[112] = sys_getpid,		/* setsid, partial: returns the pid, no sessions */
 	[121] = sys_getpgrp,		/* getpgid */
 	[131] = sys_sigaltstack,
-	[132] = sys_utimes,		/* utime */
-	[157] = sys_prctl,
+	[132] = sys_utimes,		/* utime, partial: times not kept */
+	[157] = sys_prctl,		/* partial: PR_SET_NAME PR_GET_NAME, else EINVAL */
 	[158] = sys_arch_prctl,
 	[186] = sys_gettid,
 	[200] = sys_tkill,
 	[201] = sys_time,
-	[202] = sys_futex,
-	[203] = sys_zero,		/* sched_setaffinity */
+	[202] = sys_futex,		/* partial: WAIT WAKE *_BITSET REQUEUE CMP_REQUEUE WAKE_OP, else ENOSYS */
+	[203] = sys_zero,		/* sched_setaffinity, partial: accepted, ignored */
 	[204] = sys_sched_getaffinity,
 	[217] = sys_getdents64,
 	[218] = sys_set_tid_address,
@@ -326,29 +332,29 @@ static const sys_fn sys_table[NR_MAX] = {
 	[230] = sys_clock_nanosleep,
 	[231] = sys_exit_group,
 	[234] = sys_tgkill,
-	[235] = sys_utimes,
+	[235] = sys_utimes,		/* partial: times not kept */
 	[257] = sys_openat,
 	[258] = sys_mkdirat,
-	[260] = sys_fchownat,
+	[260] = sys_fchownat,		/* partial: ownership not kept */
 	[262] = sys_newfstatat,
 	[263] = sys_unlinkat,
 	[264] = sys_renameat,
-	[265] = sys_linkat,
-	[266] = sys_symlinkat,
+	[265] = sys_linkat,		/* refused: EPERM, no links */
+	[266] = sys_symlinkat,		/* refused: EPERM, no links */
 	[267] = sys_readlinkat,
 	[268] = sys_fchmodat,
 	[269] = sys_faccessat,
 	[271] = sys_ppoll,
-	[273] = sys_zero,		/* set_robust_list */
-	[280] = sys_utimensat,
+	[273] = sys_zero,		/* set_robust_list, partial: list not walked at exit */
+	[280] = sys_utimensat,		/* partial: times not kept */
 	[292] = sys_dup3,
 	[293] = sys_pipe2,
 	[298] = sys_perf_event_open,
-	[302] = sys_prlimit64,
+	[302] = sys_prlimit64,		/* partial: reads limits (stack 8 MiB, others unlimited), sets nothing */
 	[309] = sys_getcpu,
 	[316] = sys_renameat2,
-	[318] = sys_getrandom,
-	[332] = sys_statx,
+	[318] = sys_getrandom,		/* partial: <= 256 bytes a call, not cryptographic (TSC xorshift) */
+	[332] = sys_statx,		/* refused: ENOSYS, libcs fall back to newfstatat */
 };
 
 /*
