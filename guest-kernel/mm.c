@@ -421,6 +421,125 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 	return 0;
 }
 
+/*
+ * Move the pages of [old, old + len) to new (a range with no mappings):
+ * page-table entries change place, the memory stays (Linux moves page
+ * tables too).  A 2 MiB page moves whole when both sides are aligned,
+ * which is the case for big heap blocks (huge VMAs are 2 MiB aligned).
+ */
+static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
+{
+	for (u64 off = 0; off < len;) {
+		u64 *pde = mm_pde(mm, old + off);
+		bool huge;
+		u64 *e;
+
+		if (pde && (*pde & PTE_P) && (*pde & PTE_PS)) {
+			if (!((old + off) & (PV_HUGE_SIZE - 1)) &&
+			    !((new + off) & (PV_HUGE_SIZE - 1)) &&
+			    len - off >= PV_HUGE_SIZE) {
+				if (mm_map_huge(mm, new + off, *pde & PTE_ADDR &
+						~(PV_HUGE_SIZE - 1),
+						*pde & ~PTE_ADDR & ~PTE_PS))
+					return -ENOMEM;
+				*pde = 0;
+				invlpg(old + off);
+				off += PV_HUGE_SIZE;
+				continue;
+			}
+			if (mm_split_huge(pde))
+				return -ENOMEM;
+		}
+		e = mm_walk(mm, old + off, false, &huge);
+		if (e && (*e & PTE_P)) {
+			if (mm_map_page(mm, new + off, *e & PTE_ADDR,
+					*e & ~PTE_ADDR))
+				return -ENOMEM;
+			*e = 0;
+			invlpg(old + off);
+		} else if (e && *e) {		/* PROT_NONE: keep its frame */
+			if (mm_map_page(mm, new + off, *e & PTE_ADDR,
+					*e & ~PTE_ADDR))
+				return -ENOMEM;
+			*e = 0;
+		}
+		off += PAGE_SIZE;
+	}
+	return 0;
+}
+
+/*
+ * mremap of a private mapping (every mapping here is).  MREMAP_MAYMOVE is
+ * honoured; MREMAP_FIXED and MREMAP_DONTUNMAP are EINVAL, what Linux
+ * answers for flags it does not know, so callers fall back to
+ * mmap+copy.
+ */
+s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
+{
+	struct vma *v;
+	u64 old_end, new_end, start;
+	s64 err;
+
+	if ((old & (PAGE_SIZE - 1)) || (flags & ~1ull) || !new_len ||
+	    !old_len)
+		return -EINVAL;
+	old_len = ALIGN_UP(old_len, PAGE_SIZE);
+	new_len = ALIGN_UP(new_len, PAGE_SIZE);
+	if (!user_range_ok(old, old_len) || new_len > (1ull << 40))
+		return -EINVAL;
+	v = vma_find(mm, old);
+	if (!v || old + old_len > v->end)
+		return -EFAULT;
+	old_end = old + old_len;
+	if (new_len <= old_len) {
+		if (new_len < old_len)
+			mm_munmap(mm, old + new_len, old_len - new_len);
+		return old;
+	}
+	/* Grow in place when the VMA ends here and nothing follows. */
+	new_end = old + new_len;
+	if (old_end == v->end && user_range_ok(old, new_len) &&
+	    new_end <= PV_USER_STACK_TOP - (64ull << 20)) {
+		bool free = true;
+
+		for (int i = 0; i < mm->nvma; i++)
+			if (mm->vma[i].start < new_end &&
+			    mm->vma[i].end > old_end)
+				free = false;
+		if (free) {
+			u32 prot = v->prot;
+
+			v->end = new_end;
+			if (prot && mm_populate(mm, old_end, new_end, prot)) {
+				v->end = old_end;
+				return -ENOMEM;
+			}
+			return old;
+		}
+	}
+	if (!(flags & 1))			/* MREMAP_MAYMOVE */
+		return -ENOMEM;
+	/* A fresh range, 2 MiB aligned when big, and the pages moved. */
+	start = mmap_find_gap(mm, new_len, new_len >= PV_HUGE_SIZE ?
+			      PV_HUGE_SIZE : PAGE_SIZE);
+	if (!start)
+		return -ENOMEM;
+	err = vma_insert(mm, start, start + new_len, v->prot,
+			 new_len >= PV_HUGE_SIZE);
+	if (err)
+		return err;
+	v = vma_find(mm, start);
+	if (mm_move_pages(mm, old, start, old_len) ||
+	    (v->prot && mm_populate(mm, start + old_len, start + new_len,
+				    v->prot))) {
+		/* Half moved cannot be undone cheaply: Linux would not get
+		 * here, having reserved its page tables first. */
+		return -ENOMEM;
+	}
+	mm_munmap(mm, old, old_len);
+	return start;
+}
+
 /* The heap is mapped in whole 2 MiB pages from a 2 MiB-aligned start. */
 u64 mm_brk(struct mm *mm, u64 newbrk)
 {

@@ -55,6 +55,7 @@ struct vma *vma_find(struct mm *mm, u64 va);
 s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
 s64 mm_munmap(struct mm *mm, u64 addr, u64 len);
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot);
+s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags);
 u64 mm_brk(struct mm *mm, u64 newbrk);
 struct mm *mm_fork(struct mm *src);
 

@@ -89,6 +89,14 @@ static s64 sys_mprotect(u64 addr, u64 len, u64 prot, u64 a3, u64 a4, u64 a5)
 	return mm_mprotect(current_task()->proc->mm, addr, len, prot);
 }
 
+static s64 sys_mremap(u64 old, u64 old_len, u64 new_len, u64 flags, u64 a4,
+		      u64 a5)
+{
+	(void)a4, (void)a5;
+	return mm_mremap(current_task()->proc->mm, old, old_len, new_len,
+			 flags);
+}
+
 static s64 sys_zero(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
@@ -270,6 +278,7 @@ static const sys_fn sys_table[NR_MAX] = {
 	[21] = sys_access,
 	[22] = sys_pipe,
 	[24] = sys_sched_yield,
+	[25] = sys_mremap,		/* partial: MAYMOVE; FIXED, DONTUNMAP EINVAL */
 	[28] = sys_zero,		/* madvise, partial: advice ignored */
 	[32] = sys_dup,
 	[33] = sys_dup2,

@@ -1,7 +1,8 @@
 # Busybox applets that make sense without a terminal or a network, run by
 # `busybox sh busybox-applets.sh DIR` natively and in the guest: the output
 # (names of applets and what they printed, never times, owners or inode
-# numbers) must be the same.  DIR is an empty writable directory.
+# numbers, sizes of directories) must be the same.  DIR is an empty
+# writable directory.
 cd "$1" || exit 1
 t() { printf '== %s\n' "$*"; "$@" 2>&1; echo "rc $?"; }
 
@@ -40,7 +41,8 @@ t cp a.txt d/e/f/copy.txt
 t mv d/e/f/copy.txt d/e/moved.txt
 t find d -type f
 t ls -R d
-t stat -c '%s %F' a.txt d
+t stat -c '%s %F' a.txt
+t stat -c %F d
 t truncate -s 100 d/e/moved.txt
 t wc -c d/e/moved.txt
 t dd if=a.txt of=dd.out bs=512 count=3 skip=1
