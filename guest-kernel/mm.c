@@ -170,7 +170,7 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 		bool whole = !(va & (PV_HUGE_SIZE - 1)) && next <= end;
 		u64 *pt;
 
-		if (!pde || !(*pde & PTE_P)) {
+		if (!pde || !*pde) {	/* PROT_NONE 2 MiB pages too */
 			va = next;
 			continue;
 		}
@@ -187,7 +187,7 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 		for (; va < end && va < next; va += PAGE_SIZE) {
 			u64 *e = &pt[(va >> 12) & 511];
 
-			if (!(*e & PTE_P))
+			if (!*e)	/* a PROT_NONE page still has its frame */
 				continue;
 			if (!(*e & PTE_BORROWED))
 				page_free(*e & PTE_ADDR);
@@ -400,18 +400,34 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 				return -ENOMEM;
 			e = mm_walk(mm, va, false, &huge);
 		}
-		if (e && (*e & PTE_P)) {
+		/* A frame, present or made PROT_NONE earlier: keep its data. */
+		if (e && (*e & PTE_ADDR)) {
 			*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_PS)) |
 			     pte_flags(prot);
 			if (!prot)
 				*e &= ~(PTE_P | PTE_U);
 			invlpg(va);
 		} else if (prot) {
-			/* PROT_NONE reservations are populated when opened. */
-			u64 pa = page_alloc_zero();
+			/*
+			 * PROT_NONE reservations are populated when opened:
+			 * the run of empty entries up to the next page table
+			 * at once (one bulk zeroing for a thread's 8 MiB
+			 * stack, not 2048 page-at-a-time mappings).
+			 */
+			u64 lim = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
+			u64 run = va + PAGE_SIZE;
 
-			if (!pa || mm_map_page(mm, va, pa, pte_flags(prot)))
+			if (lim > end)
+				lim = end;
+			if (!e || huge)
+				run = lim;
+			else
+				for (u64 *x = e + 1; run < lim && !*x; x++)
+					run += PAGE_SIZE;
+			if (mm_populate(mm, va, run, prot))
 				return -ENOMEM;
+			va = run;
+			continue;
 		}
 		va += huge ? PV_HUGE_SIZE - (va & (PV_HUGE_SIZE - 1)) : PAGE_SIZE;
 	}

@@ -70,6 +70,15 @@ int main(int argc, char **argv)
 	say("mremap bad flags", (long)mremap(b, MB, 2 * MB, 0x80));
 	munmap(b, 3 * MB);
 	say("mremap unmapped", (long)mremap(b, MB, 2 * MB, MREMAP_MAYMOVE));
+	/* mprotect: data survives PROT_NONE; a reservation opens zeroed. */
+	a = mmap(NULL, 8 * MB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	say("mprotect open", mprotect(a + 4096, 6 * MB, PROT_READ | PROT_WRITE));
+	printf("opened zero %s\n", !a[4096] && !a[6 * MB + 4095] ? "yes" : "NO");
+	fill(a + 4096, 6 * MB, 5);
+	say("mprotect none", mprotect(a + 4096, 6 * MB, PROT_NONE));
+	say("mprotect again", mprotect(a + 4096, 6 * MB, PROT_READ));
+	printf("after PROT_NONE data %s\n", check(a + 4096, 6 * MB, 5) ? "kept" : "LOST");
+	say("munmap reservation", munmap(a, 8 * MB));
 	/* realloc of big blocks: glibc uses mremap for mmapped chunks. */
 	a = NULL;
 	for (size_t n = MB; n <= 32 * MB; n *= 2) {
