@@ -1121,6 +1121,68 @@ SYSCALL(link)
 	return sys_linkat(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
 }
 
+/*
+ * sendfile: from a regular file (Linux wants an mmap-able in_fd) to
+ * anything writable, through a page-sized bounce buffer: the source's
+ * bytes may move while a pipe writer sleeps.  busybox cat/tar/cp use it.
+ */
+SYSCALL(sendfile)
+{
+	struct file *out = fget_rw(a0, true), *in = fget_rw(a1, false);
+	u64 len = a3 < MAX_RW ? a3 : MAX_RW, pos, done = 0;
+	s64 off;
+	u8 *buf;
+
+	(void)a4, (void)a5;
+	if (!out || !in)
+		return -EBADF;
+	if (in->ino->kind != VN_REG || (out->flags & VO_APPEND))
+		return -EINVAL;
+	if (a2) {
+		if (!user_range_ok(a2, 8) || copy_from_user(&off, (void *)a2, 8))
+			return -EFAULT;
+		if (off < 0)
+			return -EINVAL;
+		pos = off;
+	} else {
+		pos = in->pos;
+	}
+	buf = vfs_page_alloc();
+	if (!buf)
+		return -ENOMEM;
+	while (done < len) {
+		u64 want = len - done < PAGE_SIZE ? len - done : PAGE_SIZE;
+		s64 r = vfs_read(in, buf, want, pos), w;
+
+		if (r <= 0) {
+			if (r < 0 && !done)
+				done = r;
+			break;
+		}
+		w = file_write(out, (u64)buf, r);
+		if (w <= 0) {
+			if (!done)
+				done = w;
+			break;
+		}
+		done += w;
+		pos += w;
+		if (w < r)
+			break;
+	}
+	vfs_page_free(buf);
+	if ((s64)done >= 0) {
+		if (a2) {
+			off = pos;
+			if (copy_to_user((void *)a2, &off, 8))
+				return -EFAULT;
+		} else {
+			in->pos = pos;
+		}
+	}
+	return done;
+}
+
 /* ---- pipes ---- */
 
 SYSCALL(pipe2)

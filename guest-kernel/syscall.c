@@ -284,6 +284,7 @@ static const sys_fn sys_table[NR_MAX] = {
 	[33] = sys_dup2,
 	[35] = sys_nanosleep,
 	[39] = sys_getpid,
+	[40] = sys_sendfile,		/* partial: in_fd a regular file */
 	[56] = sys_clone,		/* partial: thread and fork flags; CLONE_NEW* etc. ignored */
 	[57] = sys_fork,
 	[58] = sys_vfork,

@@ -84,6 +84,7 @@ what = {
 	'crypto': 'OpenSSL libcrypto: MD5 SHA1 SHA2 SHA3 BLAKE2, HMAC, AES-CBC/GCM, ChaCha20-Poly1305',
 	'busybox-applets': 'busybox: %d applets (below), fork/exec/pipes/files' ,
 	'memory': 'mremap grow/move/shrink, realloc of big blocks, file mmap, errno values',
+	'files': 'sendfile, pread/pwrite, ftruncate, fsync, chmod/chown/utimensat, fcntl locks, prctl names, getrandom, errno values',
 	'ncpus': 'glibc CPU count: sysconf, get_nprocs, sched_getaffinity',
 	'xz-stat-per-thread': '`vmm stat -e cycles --per-thread`: a line per xz thread',
 	'lua-record-report': '`vmm record` + `vmm report`: Lua\'s hottest functions by name',
