@@ -316,6 +316,7 @@ static const sys_fn sys_table[NR_MAX] = {
 	[94] = sys_chown,		/* lchown, partial: ownership not kept (no symlinks) */
 	[95] = sys_umask,
 	[96] = sys_gettimeofday,
+	[99] = sys_sysinfo,		/* partial: no loads, swap or process count */
 	[102] = sys_zero,		/* getuid: everyone is root */
 	[104] = sys_zero,		/* getgid */
 	[107] = sys_zero,		/* geteuid */

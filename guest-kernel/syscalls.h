@@ -35,5 +35,6 @@ SYSCALL(sys_time);
 SYSCALL(sys_getcpu);
 SYSCALL(sys_sched_getaffinity);
 SYSCALL(sys_sched_yield);
+SYSCALL(sys_sysinfo);
 
 #endif

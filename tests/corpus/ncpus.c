@@ -3,7 +3,8 @@
  * How many CPUs a program sees, by each way libcs and runtimes ask:
  * sysconf (glibc reads /sys/devices/system/cpu/online, then /proc/stat,
  * then sched_getaffinity), get_nprocs_conf, and the affinity mask.  In the
- * guest every answer must be the --cpus count.
+ * guest every answer must be the --cpus count.  Also the memory size that
+ * sysconf reads from sysinfo: --mem (128 MiB by default, 32768 pages).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -21,5 +22,6 @@ int main(void)
 	printf("onln %ld conf %ld nprocs %d conf %d affinity %d\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF),
 	       get_nprocs(), get_nprocs_conf(), CPU_COUNT(&set));
+	printf("phys pages %ld\n", sysconf(_SC_PHYS_PAGES));
 	return 0;
 }
