@@ -326,6 +326,7 @@ static const sys_fn sys_table[NR_MAX] = {
 	[111] = sys_getpgrp,
 	[112] = sys_getpid,		/* setsid, partial: returns the pid, no sessions */
 	[121] = sys_getpgrp,		/* getpgid */
+	[130] = sys_rt_sigsuspend,
 	[131] = sys_sigaltstack,
 	[132] = sys_utimes,		/* utime, partial: times not kept */
 	[157] = sys_prctl,		/* partial: PR_SET_NAME PR_GET_NAME, else EINVAL */

@@ -23,6 +23,7 @@ SYSCALL(sys_kill);
 SYSCALL(sys_tgkill);
 SYSCALL(sys_tkill);
 SYSCALL(sys_sigaltstack);
+SYSCALL(sys_rt_sigsuspend);
 /* futex.c */
 SYSCALL(sys_futex);
 /* time.c */

@@ -4,11 +4,14 @@
  * sendfile (with and without an offset, to a file and a pipe),
  * pread/pwrite, ftruncate, fsync, chmod/fchmod and stat's mode, chown and
  * utimensat on files that exist or not, fcntl locks, prctl thread names,
- * getrandom.  DIR: a writable directory.
+ * getrandom, and rt_sigsuspend (the handler runs, then the mask from
+ * before is back).  DIR: a writable directory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -19,6 +22,21 @@
 #include "corpus.h"
 
 #define N 10000
+
+static volatile sig_atomic_t handled;
+
+static void on_usr1(int sig)
+{
+	handled = sig;
+}
+
+static void *send_usr1(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	kill(getpid(), SIGUSR1);
+	return NULL;
+}
 
 static void say(const char *what, long r)
 {
@@ -86,6 +104,23 @@ int main(int argc, char **argv)
 	say("prctl unknown", prctl(9999, 0, 0, 0, 0));
 	say("getrandom 16", getrandom(back, 16, 0));
 	say("getrandom nonblock", getrandom(back, 64, GRND_NONBLOCK));
+	{
+		sigset_t usr1, empty, now;
+		pthread_t th;
+
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigemptyset(&empty);
+		signal(SIGUSR1, on_usr1);
+		sigprocmask(SIG_BLOCK, &usr1, NULL);
+		pthread_create(&th, NULL, send_usr1, NULL);
+		say("sigsuspend", sigsuspend(&empty));
+		pthread_join(th, NULL);
+		sigprocmask(SIG_BLOCK, NULL, &now);
+		printf("handler ran %s, SIGUSR1 blocked again %s\n",
+		       handled == SIGUSR1 ? "yes" : "no",
+		       sigismember(&now, SIGUSR1) ? "yes" : "no");
+	}
 	say("unlink", unlink(a));
 	say("unlink again", unlink(a));
 	close(fa);
