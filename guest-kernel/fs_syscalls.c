@@ -976,6 +976,213 @@ SYSCALL(fsync)
 	return fget(a0) ? 0 : -EBADF;
 }
 
+/*
+ * Attributes the tree does not keep.  Every process is root and inodes have
+ * no owner or timestamps, so chown and utimes succeed on a file that
+ * exists (what tar, cpio, touch and SQLite's journal check need) and
+ * change nothing; chmod keeps the permission bits, which stat reports.
+ */
+static int attr_target(u64 dirfd, u64 upath, bool empty_ok, struct inode **n)
+{
+	char buf[VFS_PATH_MAX];
+	struct nameres nr;
+	int err;
+
+	if (!upath && empty_ok) {		/* utimensat(fd, NULL, ...) */
+		struct file *f = fget(dirfd);
+
+		if (!f)
+			return -EBADF;
+		*n = f->ino;
+		return 0;
+	}
+	err = lookup_at(dirfd, upath, buf, &nr);
+	if (!err)
+		*n = nr.ino;
+	return err;
+}
+
+static s64 chmod_node(struct inode *n, u64 mode)
+{
+	n->mode = (n->mode & ~07777u) | (mode & 07777);
+	return 0;
+}
+
+SYSCALL(fchmodat)
+{
+	struct inode *n;
+	int err;
+
+	(void)a3, (void)a4, (void)a5;
+	err = attr_target(a0, a1, false, &n);
+	return err ? err : chmod_node(n, a2);
+}
+
+SYSCALL(chmod)
+{
+	(void)a2, UNUSED3;
+	return sys_fchmodat(AT_FDCWD, a0, a1, 0, 0, 0);
+}
+
+SYSCALL(fchmod)
+{
+	struct file *f = fget(a0);
+
+	(void)a2, UNUSED3;
+	return f ? chmod_node(f->ino, a1) : -EBADF;
+}
+
+SYSCALL(fchownat)
+{
+	struct inode *n;
+
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	return attr_target(a0, a1, false, &n);
+}
+
+SYSCALL(chown)
+{
+	(void)a1, (void)a2, UNUSED3;
+	return sys_fchownat(AT_FDCWD, a0, 0, 0, 0, 0);
+}
+
+SYSCALL(fchown)
+{
+	(void)a1, (void)a2, UNUSED3;
+	return fget(a0) ? 0 : -EBADF;
+}
+
+SYSCALL(utimensat)
+{
+	struct inode *n;
+
+	(void)a2, (void)a4, (void)a5;
+	if (a3 & ~0x1100ull)	/* AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH */
+		return -EINVAL;
+	return attr_target(a0, a1, true, &n);
+}
+
+SYSCALL(utimes)
+{
+	struct inode *n;
+
+	(void)a1, (void)a2, UNUSED3;
+	return attr_target(AT_FDCWD, a0, false, &n);
+}
+
+/*
+ * No symbolic or hard links in the tree (an inode is its one directory
+ * entry): EPERM, what Linux answers on a filesystem without them (vfat),
+ * after the checks that come first there.
+ */
+SYSCALL(symlinkat)
+{
+	char buf[VFS_PATH_MAX];
+	struct nameres nr;
+	int err;
+
+	(void)a3, (void)a4, (void)a5;
+	err = get_path(a0, buf);
+	if (!err)
+		err = get_path(a2, buf);
+	if (!err)
+		err = resolve_at(a1, buf, &nr);
+	if (!err && nr.ino)
+		err = -EEXIST;
+	return err ? err : -EPERM;
+}
+
+SYSCALL(symlink)
+{
+	(void)a2, UNUSED3;
+	return sys_symlinkat(a0, AT_FDCWD, a1, 0, 0, 0);
+}
+
+SYSCALL(linkat)
+{
+	char buf[VFS_PATH_MAX];
+	struct nameres nr;
+	int err;
+
+	(void)a4, (void)a5;
+	err = lookup_at(a0, a1, buf, &nr);
+	if (!err)
+		err = get_path(a3, buf);
+	if (!err)
+		err = resolve_at(a2, buf, &nr);
+	if (!err && nr.ino)
+		err = -EEXIST;
+	return err ? err : -EPERM;
+}
+
+SYSCALL(link)
+{
+	(void)a2, UNUSED3;
+	return sys_linkat(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
+}
+
+/*
+ * sendfile: from a regular file (Linux wants an mmap-able in_fd) to
+ * anything writable, through a page-sized bounce buffer: the source's
+ * bytes may move while a pipe writer sleeps.  busybox cat/tar/cp use it.
+ */
+SYSCALL(sendfile)
+{
+	struct file *out = fget_rw(a0, true), *in = fget_rw(a1, false);
+	u64 len = a3 < MAX_RW ? a3 : MAX_RW, pos, done = 0;
+	s64 off;
+	u8 *buf;
+
+	(void)a4, (void)a5;
+	if (!out || !in)
+		return -EBADF;
+	if (in->ino->kind != VN_REG || (out->flags & VO_APPEND))
+		return -EINVAL;
+	if (a2) {
+		if (!user_range_ok(a2, 8) || copy_from_user(&off, (void *)a2, 8))
+			return -EFAULT;
+		if (off < 0)
+			return -EINVAL;
+		pos = off;
+	} else {
+		pos = in->pos;
+	}
+	buf = vfs_page_alloc();
+	if (!buf)
+		return -ENOMEM;
+	while (done < len) {
+		u64 want = len - done < PAGE_SIZE ? len - done : PAGE_SIZE;
+		s64 r = vfs_read(in, buf, want, pos), w;
+
+		if (r <= 0) {
+			if (r < 0 && !done)
+				done = r;
+			break;
+		}
+		w = file_write(out, (u64)buf, r);
+		if (w <= 0) {
+			if (!done)
+				done = w;
+			break;
+		}
+		done += w;
+		pos += w;
+		if (w < r)
+			break;
+	}
+	vfs_page_free(buf);
+	if ((s64)done >= 0) {
+		if (a2) {
+			off = pos;
+			if (copy_to_user((void *)a2, &off, 8))
+				return -EFAULT;
+		} else {
+			in->pos = pos;
+		}
+	}
+	return done;
+}
+
 /* ---- pipes ---- */
 
 SYSCALL(pipe2)
@@ -1084,8 +1291,17 @@ SYSCALL(ppoll)
 int vfs_init(const u8 *initrd, u64 size)
 {
 	int err = vfs_core_init((boot_params->flags >> 1) & 7);
+	struct nameres nr;
 
-	return err ? err : vfs_seed(initrd, size);
+	if (!err)
+		err = vfs_seed(initrd, size);
+	/*
+	 * A /tmp (mode 1777) if the archive has none: upstream code puts its
+	 * temporary files there (SQLite's VACUUM and sort spills, tmpfile()).
+	 */
+	if (!err && !vfs_resolve(vfs_root(), "/tmp", &nr) && !nr.ino)
+		err = vfs_create(&nr, VS_IFDIR | 01777, 0);
+	return err;
 }
 
 int vfs_exec_lookup(const char *path, const char *cwd, const u8 **data,

@@ -170,7 +170,7 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 		bool whole = !(va & (PV_HUGE_SIZE - 1)) && next <= end;
 		u64 *pt;
 
-		if (!pde || !(*pde & PTE_P)) {
+		if (!pde || !*pde) {	/* PROT_NONE 2 MiB pages too */
 			va = next;
 			continue;
 		}
@@ -187,7 +187,7 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 		for (; va < end && va < next; va += PAGE_SIZE) {
 			u64 *e = &pt[(va >> 12) & 511];
 
-			if (!(*e & PTE_P))
+			if (!*e)	/* a PROT_NONE page still has its frame */
 				continue;
 			if (!(*e & PTE_BORROWED))
 				page_free(*e & PTE_ADDR);
@@ -265,19 +265,54 @@ struct vma *vma_find(struct mm *mm, u64 va)
 	return NULL;
 }
 
-int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
+static bool vma_same(const struct vma *a, const struct vma *b)
 {
+	return a->prot == b->prot && a->huge == b->huge;
+}
+
+/*
+ * Add n to the sorted list, merged with neighbours it touches that have
+ * the same attributes, as Linux merges VMAs: glibc grows a thread arena by
+ * mprotect()ing one more piece at a time, and unmerged pieces would fill
+ * the list.
+ */
+int vma_add(struct mm *mm, const struct vma *n)
+{
+	struct vma *prev, *next;
 	int i;
 
+	for (i = 0; i < mm->nvma && mm->vma[i].start < n->start; i++)
+		;
+	prev = i > 0 ? &mm->vma[i - 1] : NULL;
+	next = i < mm->nvma ? &mm->vma[i] : NULL;
+	if (prev && prev->end == n->start && vma_same(prev, n)) {
+		prev->end = n->end;
+		if (next && next->start == n->end && vma_same(next, n)) {
+			prev->end = next->end;
+			memmove(next, next + 1,
+				(mm->nvma - i - 1) * sizeof(struct vma));
+			mm->nvma--;
+		}
+		return 0;
+	}
+	if (next && next->start == n->end && vma_same(next, n)) {
+		next->start = n->start;
+		return 0;
+	}
 	if (mm->nvma == MM_MAX_VMA)
 		return -ENOMEM;
-	for (i = 0; i < mm->nvma && mm->vma[i].start < start; i++)
-		;
 	memmove(&mm->vma[i + 1], &mm->vma[i],
 		(mm->nvma - i) * sizeof(struct vma));
-	mm->vma[i] = (struct vma){ start, end, prot, huge, false };
+	mm->vma[i] = *n;
 	mm->nvma++;
 	return 0;
+}
+
+int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
+{
+	const struct vma n = { start, end, prot, huge };
+
+	return vma_add(mm, &n);
 }
 
 /* Remove [start, end) from the VMA list, splitting VMAs that straddle it. */
@@ -293,11 +328,8 @@ void vma_remove(struct mm *mm, u64 start, u64 end)
 
 			tail.start = end;
 			v->end = start;
-			if (vma_insert(mm, tail.start, tail.end, tail.prot,
-				       tail.huge))
+			if (vma_add(mm, &tail))
 				v->end = start;	/* no room: drop the tail */
-			else
-				vma_find(mm, tail.start)->lazy = tail.lazy;
 			return;
 		}
 		if (v->start < start) {
@@ -360,10 +392,6 @@ s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
 	err = vma_insert(mm, start, start + len, prot, huge);
 	if (err)
 		return err;
-	/* A reservation (glibc's 8 MiB thread stacks, opened by mprotect
-	 * later) gets its pages at first touch, as on Linux: mapped
-	 * eagerly, a few threads' stacks would fill the guest's RAM. */
-	vma_find(mm, start)->lazy = !prot;
 	if (prot) {
 		err = mm_populate(mm, start, start + len, prot);
 		if (err) {
@@ -412,10 +440,11 @@ static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot)
 			old.end = end;
 		if (old.prot != prot) {
 			vma_remove(mm, va, old.end);
-			err = vma_insert(mm, va, old.end, prot, old.huge);
+			old.start = va;
+			old.prot = prot;
+			err = vma_add(mm, &old);
 			if (err)
 				return err;
-			vma_find(mm, va)->lazy = old.lazy;
 		}
 		va = old.end;
 	}
@@ -432,9 +461,9 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 	 * any page changes. */
 	if (mm->nvma + 2 > MM_MAX_VMA)
 		return -ENOMEM;
-	/* A page table (2 MiB) of one VMA at a time: a reservation's pages
-	 * are not there yet, so glibc opening an 8 MiB thread stack costs
-	 * four walks, not 2048. */
+	/* A page table (2 MiB) of one VMA at a time: glibc opening an 8 MiB
+	 * thread stack reserved PROT_NONE is four bulk populates, not 2048
+	 * page-at-a-time mappings. */
 	for (u64 va = addr; va < end;) {
 		struct vma *v = vma_find(mm, va);
 		u64 lim = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
@@ -457,21 +486,19 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 			va = lim;
 			continue;
 		}
-		if (!e && v->lazy) {
+		/* Nothing mapped here yet: open it in one bulk populate. */
+		if (!e) {
+			if (prot && mm_populate(mm, va, lim, prot))
+				return -ENOMEM;
 			va = lim;
 			continue;
-		}
-		if (!e) {
-			e = mm_walk(mm, va, true, &huge);
-			if (!e || huge)
-				return -ENOMEM;
 		}
 		for (; va < lim; va += PAGE_SIZE, e++) {
 			u64 pa;
 
 			if (*e & PTE_ADDR) {
 				mm_protect_pte(e, prot, va);
-			} else if (prot && !v->lazy) {
+			} else if (prot) {
 				pa = page_alloc_zero();
 				if (!pa)
 					return -ENOMEM;
@@ -482,33 +509,210 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 	return vma_protect(mm, addr, end, prot);
 }
 
-/*
- * A not-present fault in a lazy VMA that allows the access: map a zeroed
- * page and retry, as Linux does at first touch.  Anything else (no VMA,
- * the wrong access, a protection fault) is the caller's SIGSEGV or
- * -EFAULT.  BKL held.
- */
-bool mm_fault(struct mm *mm, u64 va, u64 err)
+/* Zero the guest-physical run [*pa, *pa + *len) in one exit, and empty it. */
+static void zero_run(u64 *pa, u64 *len)
 {
-	struct vma *v = vma_find(mm, va);
-	u32 need = (err & PF_WRITE) ? PROT_WRITE :
-		   (err & PF_INSTR) ? PROT_EXEC : PROT_READ;
-	bool huge;
-	u64 *e, pa;
+	if (*len)
+		hcall(PV_HC_ZERO, *pa, *len, 0);
+	*len = 0;
+}
 
-	if ((err & PF_PRESENT) || !v || !v->lazy || !(v->prot & need))
-		return false;
-	e = mm_walk(mm, va, false, &huge);
-	if (e && (*e & PTE_ADDR))
-		return false;
-	pa = page_alloc_zero();
-	if (!pa)
-		return false;
-	if (mm_map_page(mm, ALIGN_DOWN(va, PAGE_SIZE), pa, pte_flags(v->prot))) {
-		page_free(pa);
-		return false;
+/*
+ * MADV_DONTNEED (and MADV_FREE, which Linux may treat alike): private
+ * anonymous memory reads as zero afterwards.  glibc counts on it: a
+ * thread's arena that shrank and grows again gives calloc() memory it
+ * takes for zeroed.  The memory is zeroed in place by the VMM, one exit
+ * per physically contiguous run; pages of the initramfs (borrowed) are
+ * left as they are.
+ */
+static s64 mm_discard(struct mm *mm, u64 start, u64 end)
+{
+	u64 run_pa = 0, run_len = 0;
+
+	for (u64 va = start; va < end;) {
+		struct vma *v = vma_find(mm, va);
+		bool heap = va >= mm->brk_start &&
+			    va < ALIGN_UP(mm->brk, PV_HUGE_SIZE);
+		u64 lim = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
+		bool huge;
+		u64 *e;
+
+		if (!v && !heap) {
+			zero_run(&run_pa, &run_len);
+			return -ENOMEM;
+		}
+		lim = v && v->end < lim ? v->end : lim;
+		lim = lim < end ? lim : end;
+		e = mm_walk(mm, va, false, &huge);
+		if (e && huge && (*e & PTE_ADDR)) {
+			zero_run(&run_pa, &run_len);
+			run_pa = (*e & PTE_ADDR & ~(PV_HUGE_SIZE - 1)) +
+				 (va & (PV_HUGE_SIZE - 1));
+			run_len = lim - va;
+			zero_run(&run_pa, &run_len);
+		}
+		if (!e || huge) {
+			va = lim;
+			continue;
+		}
+		for (; va < lim; va += PAGE_SIZE, e++) {
+			u64 pa = *e & PTE_ADDR;
+
+			if (!pa || (*e & PTE_BORROWED))
+				continue;
+			if (run_len && run_pa + run_len != pa)
+				zero_run(&run_pa, &run_len);
+			if (!run_len)
+				run_pa = pa;
+			run_len += PAGE_SIZE;
+		}
 	}
-	return true;
+	zero_run(&run_pa, &run_len);
+	return 0;
+}
+
+#define MADV_DONTNEED	4
+#define MADV_FREE	8
+#define MADV_REMOVE	9
+#define MADV_HWPOISON	100
+
+/* madvise(2): advice is taken as advice, but discarding is done for real. */
+s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice)
+{
+	u64 end = ALIGN_UP(addr + len, PAGE_SIZE);
+
+	if ((addr & (PAGE_SIZE - 1)) || end < addr ||
+	    (len && !user_range_ok(addr, len)))
+		return -EINVAL;
+	switch (advice) {
+	case MADV_DONTNEED:
+	case MADV_FREE:
+		return len ? mm_discard(mm, addr, end) : 0;
+	case MADV_REMOVE:		/* shared mappings only */
+		return -EINVAL;
+	default:
+		/* NORMAL .. WILLNEED, DONTFORK, HUGEPAGE, COLD...: hints. */
+		return advice < MADV_HWPOISON ? 0 : -EINVAL;
+	}
+}
+
+/*
+ * Move the pages of [old, old + len) to new (a range with no mappings):
+ * page-table entries change place, the memory stays (Linux moves page
+ * tables too).  A 2 MiB page moves whole when both sides are aligned,
+ * which is the case for big heap blocks (huge VMAs are 2 MiB aligned).
+ */
+static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
+{
+	for (u64 off = 0; off < len;) {
+		u64 *pde = mm_pde(mm, old + off);
+		bool huge;
+		u64 *e;
+
+		if (pde && (*pde & PTE_P) && (*pde & PTE_PS)) {
+			if (!((old + off) & (PV_HUGE_SIZE - 1)) &&
+			    !((new + off) & (PV_HUGE_SIZE - 1)) &&
+			    len - off >= PV_HUGE_SIZE) {
+				if (mm_map_huge(mm, new + off, *pde & PTE_ADDR &
+						~(PV_HUGE_SIZE - 1),
+						*pde & ~PTE_ADDR & ~PTE_PS))
+					return -ENOMEM;
+				*pde = 0;
+				invlpg(old + off);
+				off += PV_HUGE_SIZE;
+				continue;
+			}
+			if (mm_split_huge(pde))
+				return -ENOMEM;
+		}
+		e = mm_walk(mm, old + off, false, &huge);
+		if (e && (*e & PTE_P)) {
+			if (mm_map_page(mm, new + off, *e & PTE_ADDR,
+					*e & ~PTE_ADDR))
+				return -ENOMEM;
+			*e = 0;
+			invlpg(old + off);
+		} else if (e && *e) {		/* PROT_NONE: keep its frame */
+			if (mm_map_page(mm, new + off, *e & PTE_ADDR,
+					*e & ~PTE_ADDR))
+				return -ENOMEM;
+			*e = 0;
+		}
+		off += PAGE_SIZE;
+	}
+	return 0;
+}
+
+/*
+ * mremap of a private mapping (every mapping here is).  MREMAP_MAYMOVE is
+ * honoured; MREMAP_FIXED and MREMAP_DONTUNMAP are EINVAL, what Linux
+ * answers for flags it does not know, so callers fall back to
+ * mmap+copy.
+ */
+s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
+{
+	struct vma *v;
+	u64 old_end, new_end, start;
+	s64 err;
+
+	if ((old & (PAGE_SIZE - 1)) || (flags & ~1ull) || !new_len ||
+	    !old_len)
+		return -EINVAL;
+	old_len = ALIGN_UP(old_len, PAGE_SIZE);
+	new_len = ALIGN_UP(new_len, PAGE_SIZE);
+	if (!user_range_ok(old, old_len) || new_len > (1ull << 40))
+		return -EINVAL;
+	v = vma_find(mm, old);
+	if (!v || old + old_len > v->end)
+		return -EFAULT;
+	old_end = old + old_len;
+	if (new_len <= old_len) {
+		if (new_len < old_len)
+			mm_munmap(mm, old + new_len, old_len - new_len);
+		return old;
+	}
+	/* Grow in place when the VMA ends here and nothing follows. */
+	new_end = old + new_len;
+	if (old_end == v->end && user_range_ok(old, new_len) &&
+	    new_end <= PV_USER_STACK_TOP - (64ull << 20)) {
+		bool free = true;
+
+		for (int i = 0; i < mm->nvma; i++)
+			if (mm->vma[i].start < new_end &&
+			    mm->vma[i].end > old_end)
+				free = false;
+		if (free) {
+			u32 prot = v->prot;
+
+			v->end = new_end;
+			if (prot && mm_populate(mm, old_end, new_end, prot)) {
+				v->end = old_end;
+				return -ENOMEM;
+			}
+			return old;
+		}
+	}
+	if (!(flags & 1))			/* MREMAP_MAYMOVE */
+		return -ENOMEM;
+	/* A fresh range, 2 MiB aligned when big, and the pages moved. */
+	start = mmap_find_gap(mm, new_len, new_len >= PV_HUGE_SIZE ?
+			      PV_HUGE_SIZE : PAGE_SIZE);
+	if (!start)
+		return -ENOMEM;
+	err = vma_insert(mm, start, start + new_len, v->prot,
+			 new_len >= PV_HUGE_SIZE);
+	if (err)
+		return err;
+	v = vma_find(mm, start);
+	if (mm_move_pages(mm, old, start, old_len) ||
+	    (v->prot && mm_populate(mm, start + old_len, start + new_len,
+				    v->prot))) {
+		/* Half moved cannot be undone cheaply: Linux would not get
+		 * here, having reserved its page tables first. */
+		return -ENOMEM;
+	}
+	mm_munmap(mm, old, old_len);
+	return start;
 }
 
 /* The heap is mapped in whole 2 MiB pages from a 2 MiB-aligned start. */

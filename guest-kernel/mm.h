@@ -13,11 +13,6 @@
 #define PTE_NX		(1ull << 63)
 #define PTE_ADDR	0x000ffffffffff000ull
 
-/* #PF error code bits */
-#define PF_PRESENT	(1ull << 0)
-#define PF_WRITE	(1ull << 1)
-#define PF_INSTR	(1ull << 4)
-
 #define PROT_READ	1
 #define PROT_WRITE	2
 #define PROT_EXEC	4
@@ -27,8 +22,7 @@
 struct vma {
 	u64 start, end;
 	u32 prot;
-	u16 huge;			/* mapped with 2 MiB pages */
-	u16 lazy;			/* pages mapped at first touch (mm_fault) */
+	u32 huge;			/* mapped with 2 MiB pages */
 };
 
 /* One user address space. */
@@ -55,13 +49,15 @@ u64 *mm_walk(struct mm *mm, u64 va, bool create, bool *huge);
 int mm_populate(struct mm *mm, u64 start, u64 end, u32 prot);
 void mm_unmap_range(struct mm *mm, u64 start, u64 end);
 int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge);
+int vma_add(struct mm *mm, const struct vma *n);
 void vma_remove(struct mm *mm, u64 start, u64 end);
 struct vma *vma_find(struct mm *mm, u64 va);
 
 s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
 s64 mm_munmap(struct mm *mm, u64 addr, u64 len);
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot);
-bool mm_fault(struct mm *mm, u64 va, u64 err);
+s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice);
+s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags);
 u64 mm_brk(struct mm *mm, u64 newbrk);
 struct mm *mm_fork(struct mm *src);
 

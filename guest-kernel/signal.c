@@ -166,19 +166,28 @@ void signal_deliver(struct trapframe *tf)
 	struct sigaction_k *sa = &p->sig[sig];
 	u64 oldmask = t->sigmask;
 
+	/* After rt_sigsuspend the frame carries the mask from before it. */
+	if (t->restore_sigmask) {
+		oldmask = t->saved_sigmask;
+		t->restore_sigmask = false;
+	}
 	if (pend & SIGBIT(SIGKILL))
 		sig = SIGKILL;
 	t->sigpending &= ~SIGBIT(sig);
 	p->sigpending &= ~SIGBIT(sig);
 	if (sig == SIGKILL || sa->handler == SIG_DFL) {
-		if (sig != SIGKILL && sig_default_ignored(sig))
+		if (sig != SIGKILL && sig_default_ignored(sig)) {
+			t->sigmask = oldmask;
 			return;
+		}
 		if (sig == SIGKILL && p->exiting)
 			task_exit(p->exit_status);
 		proc_exit_group(sig);
 	}
-	if (sa->handler == SIG_IGN)
+	if (sa->handler == SIG_IGN) {
+		t->sigmask = oldmask;
 		return;
+	}
 	if (signal_frame_build(tf, sig, sa, oldmask)) {
 		/* No room for the frame: as Linux, a forced SIGSEGV. */
 		proc_exit_group(SIGSEGV);
@@ -281,6 +290,29 @@ static s64 signal_kill_task(struct task *t, int sig, bool thread, int code)
 		signal_send(t, sig, thread);
 	}
 	return 0;
+}
+
+/*
+ * rt_sigsuspend: wait with a temporary mask until a signal is delivered;
+ * always -EINTR.  The mask from before comes back when the handler
+ * returns (signal_deliver puts it in the frame), as Linux does.
+ */
+s64 sys_rt_sigsuspend(u64 uset, u64 size, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	struct task *t = current_task();
+	u64 set;
+
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	if (size != 8)
+		return -EINVAL;
+	if (!user_range_ok(uset, 8) || copy_from_user(&set, (void *)uset, 8))
+		return -EFAULT;
+	t->saved_sigmask = t->sigmask;
+	t->restore_sigmask = true;
+	t->sigmask = set & ~UNBLOCKABLE;
+	while (sleep_on(NULL) != -EINTR)
+		;
+	return -EINTR;
 }
 
 s64 sys_kill(u64 pid, u64 sig, u64 a2, u64 a3, u64 a4, u64 a5)

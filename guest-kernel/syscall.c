@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * System calls: Linux x86-64 numbers and semantics.  One table, indexed by
- * number; unknown numbers return -ENOSYS (logged with --verbose).
+ * number; unknown numbers return -ENOSYS (named once each under -v).
  */
 #include "kernel.h"
 #include "mm.h"
@@ -13,8 +13,10 @@
 typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 
 #define NR_MAX			335
+#define NR_NAMES		(sizeof(syscall_names) / sizeof(syscall_names[0]))
 
 #include "syscalls.h"
+#include "syscall_names.h"	/* generated: gen_syscall_names.sh */
 
 #define MAP_FIXED		0x10
 #define MAP_ANONYMOUS		0x20
@@ -87,6 +89,20 @@ static s64 sys_mprotect(u64 addr, u64 len, u64 prot, u64 a3, u64 a4, u64 a5)
 	return mm_mprotect(current_task()->proc->mm, addr, len, prot);
 }
 
+static s64 sys_madvise(u64 addr, u64 len, u64 advice, u64 a3, u64 a4, u64 a5)
+{
+	(void)a3, (void)a4, (void)a5;
+	return mm_madvise(current_task()->proc->mm, addr, len, advice);
+}
+
+static s64 sys_mremap(u64 old, u64 old_len, u64 new_len, u64 flags, u64 a4,
+		      u64 a5)
+{
+	(void)a4, (void)a5;
+	return mm_mremap(current_task()->proc->mm, old, old_len, new_len,
+			 flags);
+}
+
 static s64 sys_zero(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
@@ -154,6 +170,38 @@ static s64 sys_arch_prctl(u64 code, u64 addr, u64 a2, u64 a3, u64 a4, u64 a5)
 	}
 }
 
+/*
+ * prctl: the thread's name (what `vmm stat --per-thread` prints as comm);
+ * every other option is EINVAL, Linux's answer to an option it lacks.
+ */
+static s64 sys_prctl(u64 opt, u64 arg, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	struct task *t = current_task();
+	char name[16] = { 0 };
+
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	switch (opt) {
+	case 15:	/* PR_SET_NAME: up to 15 bytes, truncated silently */
+		for (int i = 0; i < 15; i++) {
+			if (!user_range_ok(arg + i, 1) ||
+			    copy_from_user(&name[i], (void *)(arg + i), 1))
+				return -EFAULT;
+			if (!name[i])
+				break;
+		}
+		name[15] = 0;
+		memcpy(t->comm, name, sizeof(name));
+		return 0;
+	case 16:	/* PR_GET_NAME */
+		if (!user_range_ok(arg, 16) ||
+		    copy_to_user((void *)arg, t->comm, 16))
+			return -EFAULT;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 static s64 sys_uname(u64 buf, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	static const char fields[6][65] = {
@@ -205,6 +253,12 @@ static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
 	return 0;
 }
 
+/*
+ * Comments here feed docs/compatibility.md (scripts/compat-table.sh):
+ * "partial: ..." says which flags or parts are missing, "refused: ERRNO"
+ * an entry that only answers as Linux does without the feature.  A number
+ * not here is ENOSYS.
+ */
 static const sys_fn sys_table[NR_MAX] = {
 	[0] = sys_read,
 	[1] = sys_write,
@@ -215,14 +269,14 @@ static const sys_fn sys_table[NR_MAX] = {
 	[6] = sys_lstat,
 	[7] = sys_poll,
 	[8] = sys_lseek,
-	[9] = sys_mmap,
+	[9] = sys_mmap,		/* partial: MAP_SHARED file maps are private copies */
 	[10] = sys_mprotect,
 	[11] = sys_munmap,
 	[12] = sys_brk,
 	[13] = sys_rt_sigaction,
 	[14] = sys_rt_sigprocmask,
 	[15] = sys_rt_sigreturn,
-	[16] = sys_ioctl,
+	[16] = sys_ioctl,		/* partial: FIO*, tty TCGETS TCSETS* TIOCGWINSZ TIOC[GS]PGRP */
 	[17] = sys_pread64,
 	[18] = sys_pwrite64,
 	[19] = sys_readv,
@@ -230,12 +284,14 @@ static const sys_fn sys_table[NR_MAX] = {
 	[21] = sys_access,
 	[22] = sys_pipe,
 	[24] = sys_sched_yield,
-	[28] = sys_zero,		/* madvise: advice only */
+	[25] = sys_mremap,		/* partial: MAYMOVE; FIXED, DONTUNMAP EINVAL */
+	[28] = sys_madvise,
 	[32] = sys_dup,
 	[33] = sys_dup2,
 	[35] = sys_nanosleep,
 	[39] = sys_getpid,
-	[56] = sys_clone,
+	[40] = sys_sendfile,		/* partial: in_fd a regular file */
+	[56] = sys_clone,		/* partial: thread and fork flags; CLONE_NEW* etc. ignored */
 	[57] = sys_fork,
 	[58] = sys_vfork,
 	[59] = sys_execve,
@@ -243,7 +299,7 @@ static const sys_fn sys_table[NR_MAX] = {
 	[61] = sys_wait4,
 	[62] = sys_kill,
 	[63] = sys_uname,
-	[72] = sys_fcntl,
+	[72] = sys_fcntl,		/* partial: record locks always granted, F_GETLK reports none */
 	[74] = sys_fsync,
 	[75] = sys_fsync,
 	[76] = sys_truncate,
@@ -255,26 +311,37 @@ static const sys_fn sys_table[NR_MAX] = {
 	[83] = sys_mkdir,
 	[84] = sys_rmdir,
 	[85] = sys_creat,
+	[86] = sys_link,		/* refused: EPERM, no links */
 	[87] = sys_unlink,
+	[88] = sys_symlink,		/* refused: EPERM, no links */
 	[89] = sys_readlink,
+	[90] = sys_chmod,
+	[91] = sys_fchmod,
+	[92] = sys_chown,		/* partial: ownership not kept */
+	[93] = sys_fchown,		/* partial: ownership not kept */
+	[94] = sys_chown,		/* lchown, partial: ownership not kept (no symlinks) */
 	[95] = sys_umask,
 	[96] = sys_gettimeofday,
+	[99] = sys_sysinfo,		/* partial: no loads, swap or process count */
 	[102] = sys_zero,		/* getuid: everyone is root */
 	[104] = sys_zero,		/* getgid */
 	[107] = sys_zero,		/* geteuid */
 	[108] = sys_zero,		/* getegid */
-	[109] = sys_zero,		/* setpgid */
+	[109] = sys_zero,		/* setpgid, partial: no-op */
 	[110] = sys_getppid,
 	[111] = sys_getpgrp,
-	[112] = sys_getpid,		/* setsid: we are the session */
+	[112] = sys_getpid,		/* setsid, partial: returns the pid, no sessions */
 	[121] = sys_getpgrp,		/* getpgid */
+	[130] = sys_rt_sigsuspend,
 	[131] = sys_sigaltstack,
+	[132] = sys_utimes,		/* utime, partial: times not kept */
+	[157] = sys_prctl,		/* partial: PR_SET_NAME PR_GET_NAME, else EINVAL */
 	[158] = sys_arch_prctl,
 	[186] = sys_gettid,
 	[200] = sys_tkill,
 	[201] = sys_time,
-	[202] = sys_futex,
-	[203] = sys_zero,		/* sched_setaffinity */
+	[202] = sys_futex,		/* partial: WAIT WAKE *_BITSET REQUEUE CMP_REQUEUE WAKE_OP, else ENOSYS */
+	[203] = sys_zero,		/* sched_setaffinity, partial: accepted, ignored */
 	[204] = sys_sched_getaffinity,
 	[217] = sys_getdents64,
 	[218] = sys_set_tid_address,
@@ -283,24 +350,50 @@ static const sys_fn sys_table[NR_MAX] = {
 	[230] = sys_clock_nanosleep,
 	[231] = sys_exit_group,
 	[234] = sys_tgkill,
+	[235] = sys_utimes,		/* partial: times not kept */
 	[257] = sys_openat,
 	[258] = sys_mkdirat,
+	[260] = sys_fchownat,		/* partial: ownership not kept */
 	[262] = sys_newfstatat,
 	[263] = sys_unlinkat,
 	[264] = sys_renameat,
+	[265] = sys_linkat,		/* refused: EPERM, no links */
+	[266] = sys_symlinkat,		/* refused: EPERM, no links */
 	[267] = sys_readlinkat,
+	[268] = sys_fchmodat,
 	[269] = sys_faccessat,
 	[271] = sys_ppoll,
-	[273] = sys_zero,		/* set_robust_list */
+	[273] = sys_zero,		/* set_robust_list, partial: list not walked at exit */
+	[280] = sys_utimensat,		/* partial: times not kept */
 	[292] = sys_dup3,
 	[293] = sys_pipe2,
 	[298] = sys_perf_event_open,
-	[302] = sys_prlimit64,
+	[302] = sys_prlimit64,		/* partial: reads limits (stack 8 MiB, others unlimited), sets nothing */
 	[309] = sys_getcpu,
 	[316] = sys_renameat2,
-	[318] = sys_getrandom,
-	[332] = sys_statx,
+	[318] = sys_getrandom,		/* partial: <= 256 bytes a call, not cryptographic (TSC xorshift) */
+	[332] = sys_statx,		/* refused: ENOSYS, libcs fall back to newfstatat */
 };
+
+/*
+ * `vmm run -v`: one line per system call number the kernel lacks, naming
+ * it, the first time a program makes it (libcs probe rseq and clone3 in
+ * every process; a line each time would bury the rest).
+ */
+static void log_unknown_syscall(u64 nr)
+{
+	static u64 seen[(NR_NAMES + 63) / 64];
+	const char *name = nr < NR_NAMES ? syscall_names[nr] : NULL;
+
+	if (nr < NR_NAMES) {
+		if (seen[nr / 64] & (1ull << (nr % 64)))
+			return;
+		seen[nr / 64] |= 1ull << (nr % 64);
+	}
+	kprintf("%s[%d]: unknown system call %lu (%s): ENOSYS",
+		current_task()->comm, current_task()->tid, nr,
+		name ? name : "?");
+}
 
 /* User-settable RFLAGS bits: never IOPL, NT, VM, VIF/VIP. */
 #define RFLAGS_USER	0x40dd5ull	/* CF PF AF ZF SF TF DF OF AC */
@@ -332,9 +425,8 @@ __attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 		if (unlikely((s64)tf->rax == -EPIPE))
 			signal_send(current_task(), SIGPIPE, true);
 	} else {
-		if (kverbose)
-			kprintf("%s[%d]: unknown system call %lu",
-				current_task()->comm, current_task()->tid, nr);
+		if (unlikely(kverbose))
+			log_unknown_syscall(nr);
 		tf->rax = -ENOSYS;
 	}
 	return_to_user(tf);

@@ -23,6 +23,7 @@ SYSCALL(sys_kill);
 SYSCALL(sys_tgkill);
 SYSCALL(sys_tkill);
 SYSCALL(sys_sigaltstack);
+SYSCALL(sys_rt_sigsuspend);
 /* futex.c */
 SYSCALL(sys_futex);
 /* time.c */
@@ -35,5 +36,6 @@ SYSCALL(sys_time);
 SYSCALL(sys_getcpu);
 SYSCALL(sys_sched_getaffinity);
 SYSCALL(sys_sched_yield);
+SYSCALL(sys_sysinfo);
 
 #endif

@@ -80,6 +80,8 @@ struct task {
 	u64 fs_base;
 	u64 clear_child_tid;
 	u64 sigmask;
+	u64 saved_sigmask;		/* rt_sigsuspend: restored after */
+	bool restore_sigmask;		/* the handler it waited for */
 	u64 sigpending;			/* thread-directed signals */
 	u64 run_tsc;			/* CPU time used, for THREAD_CPUTIME */
 	u64 switched_in_tsc;

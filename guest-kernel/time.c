@@ -159,3 +159,31 @@ s64 sys_sched_yield(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	current_task()->cpu->need_resched = true;
 	return 0;
 }
+
+/*
+ * sysinfo: uptime and memory (glibc's sysconf(_SC_PHYS_PAGES) and
+ * _SC_AVPHYS_PAGES, which qsort consults for big arrays).  No load
+ * averages, swap or process count are kept: zero.
+ */
+s64 sys_sysinfo(u64 uinfo, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	struct {
+		s64 uptime;
+		u64 loads[3], totalram, freeram, sharedram, bufferram;
+		u64 totalswap, freeswap;
+		u16 procs, pad;
+		u64 totalhigh, freehigh;
+		u32 mem_unit;
+		char pad2[4];
+	} si = { 0 };
+
+	(void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	si.uptime = ns_from_tsc(rdtsc()) / 1000000000ull;
+	si.totalram = boot_params->mem_size;
+	si.freeram = pmem_free_pages() * PAGE_SIZE;
+	si.mem_unit = 1;
+	if (!user_range_ok(uinfo, sizeof(si)) ||
+	    copy_to_user((void *)uinfo, &si, sizeof(si)))
+		return -EFAULT;
+	return 0;
+}

@@ -6,7 +6,6 @@
  * (design brief, section 5) and is decoded into an i386 system call.
  */
 #include "kernel.h"
-#include "mm.h"
 #include "pmu_guest.h"
 #include "task.h"
 
@@ -132,10 +131,6 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	if ((tf->cs & 3) != 3) {
 		if ((s64)(u64)tf >= 0)
 			trap_bad_stack(tf);
-		/* copy_*_user on a page not touched yet: map it, retry. */
-		if (v == 14 && t->proc && t->proc->mm &&
-		    mm_fault(t->proc->mm, read_cr2(), tf->error))
-			return;
 		if (trap_fixup(tf))
 			return;
 		/* TF from a kstep stub on a vCPU the VMM does not step. */
@@ -155,10 +150,6 @@ __attribute__((used)) void trap(struct trapframe *tf)
 		      tf->error, read_cr2(), tf->rsp);
 	}
 	bkl_lock();
-	if (v == 14 && mm_fault(t->proc->mm, read_cr2(), tf->error)) {
-		return_to_user(tf);
-		return;
-	}
 	if (v == 6 && trap_is_int80(tf)) {
 		tf->rip += 2;
 		pmu_count_trap_insn(t);

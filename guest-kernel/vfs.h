@@ -318,6 +318,19 @@ VFS_SYSCALL(dup3);		/* 292 */
 VFS_SYSCALL(pipe2);		/* 293 */
 VFS_SYSCALL(renameat2);		/* 316 */
 VFS_SYSCALL(statx);		/* 332: -ENOSYS, libcs fall back */
+VFS_SYSCALL(sendfile);		/* 40 */
+VFS_SYSCALL(link);		/* 86 */
+VFS_SYSCALL(symlink);		/* 88 */
+VFS_SYSCALL(chmod);		/* 90 */
+VFS_SYSCALL(fchmod);		/* 91 */
+VFS_SYSCALL(chown);		/* 92, also lchown 94 */
+VFS_SYSCALL(fchown);		/* 93 */
+VFS_SYSCALL(utimes);		/* 235, also utime 132 */
+VFS_SYSCALL(fchownat);		/* 260 */
+VFS_SYSCALL(linkat);		/* 265 */
+VFS_SYSCALL(symlinkat);		/* 266 */
+VFS_SYSCALL(fchmodat);		/* 268 */
+VFS_SYSCALL(utimensat);		/* 280 */
 VFS_SYSCALL(faccessat2);	/* 439: above today's NR_MAX (335) */
 #undef VFS_SYSCALL
 #endif

@@ -4,7 +4,10 @@ set -euo pipefail
 
 pkgs=(meson ninja-build gcc clang pkg-config libelf-dev libcmocka-dev
       musl-tools busybox-static gnuplot-nox valgrind linux-perf
-      qemu-system-x86)
+      qemu-system-x86
+      # the compatibility corpus (tests/corpus): Debian's static libraries
+      libsqlite3-dev liblua5.4-dev zlib1g-dev libbz2-dev liblzma-dev
+      libzstd-dev libssl-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Memory a program reserves and opens later (glibc's thread stacks:
- * mmap PROT_NONE, then mprotect read-write all but a guard page) is
- * mapped at first touch, by user code or by a system call writing into
- * it; a page keeps its contents across PROT_NONE and back; the guard page
- * stays inaccessible.  Prints one line per check; `lazymem guard` ends by
- * touching the guard page (SIGSEGV, status 139).
+ * Memory a program reserves and opens later (glibc's thread stacks and
+ * arenas: mmap PROT_NONE, then mprotect read-write all but a guard page)
+ * reads as zero, takes a system call's write, keeps a page's contents
+ * across PROT_NONE and back, reads as zero after MADV_DONTNEED, and the
+ * guard page stays inaccessible.
+ * Prints one line per check; `reserve guard` ends by touching the guard
+ * page (SIGSEGV, status 139).
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +27,6 @@ int main(int argc, char **argv)
 	if (r == MAP_FAILED || mprotect(r + 4096, len, PROT_READ | PROT_WRITE))
 		return 1;
 	p = r + 4096;
-	/* 64 MiB opened in a guest of 128: only touched pages take RAM. */
 	for (size_t off = 0; off < len; off += 4 * MIB)
 		sum += p[off];
 	p[len - 1] = 7;
@@ -42,6 +42,12 @@ int main(int argc, char **argv)
 		return 3;
 	printf("contents across PROT_NONE: %s, last byte %d\n", p + 20 * MIB,
 	       p[len - 1]);
+	/* glibc's arenas shrink with MADV_DONTNEED and take the memory for
+	 * zeroed when they grow again, as Linux guarantees. */
+	p[5 * MIB] = 9;
+	if (madvise(p + 5 * MIB, 4096, MADV_DONTNEED))
+		return 6;
+	printf("after MADV_DONTNEED: %d\n", p[5 * MIB]);
 	if (munmap(r, len + 4096))
 		return 4;
 	fflush(stdout);
