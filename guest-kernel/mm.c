@@ -806,7 +806,7 @@ static int mm_fork_range(struct mm *dst, struct mm *src, u64 start, u64 end)
 			va = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
 			continue;
 		}
-		if (*e & PTE_P) {
+		if (*e & PTE_ADDR) {	/* PROT_NONE pages keep their data too */
 			err = mm_fork_leaf(dst, va, *e, huge);
 			if (err)
 				return err;

@@ -3,7 +3,9 @@
  * Memory calls as glibc and allocators use them, with their errno values:
  * mremap growing in place, moving (MREMAP_MAYMOVE) with the data kept,
  * shrinking; mmap of a file; realloc of big blocks (glibc: mremap);
- * the errors Linux gives for bad arguments.  DIR: a writable directory.
+ * mprotect to PROT_NONE and back keeping the data (in a forked child
+ * too); the errors Linux gives for bad arguments.  DIR: a writable
+ * directory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "corpus.h"
 
@@ -40,7 +43,7 @@ int main(int argc, char **argv)
 {
 	char path[256];
 	unsigned char *a, *b, *c, *big;
-	int fd;
+	int fd, st;
 
 	/* Grow: 1 MiB to 3 MiB, in place or moved; the data stays. */
 	a = mmap(NULL, MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -76,6 +79,13 @@ int main(int argc, char **argv)
 	printf("opened zero %s\n", !a[4096] && !a[6 * MB + 4095] ? "yes" : "NO");
 	fill(a + 4096, 6 * MB, 5);
 	say("mprotect none", mprotect(a + 4096, 6 * MB, PROT_NONE));
+	if (fork() == 0) {	/* the child's copy has the data too */
+		mprotect(a + 4096, 6 * MB, PROT_READ);
+		_exit(check(a + 4096, 6 * MB, 5) ? 0 : 1);
+	}
+	say("wait", wait(&st));
+	printf("child saw PROT_NONE data %s\n", WIFEXITED(st) && !WEXITSTATUS(st) ?
+	       "kept" : "LOST");
 	say("mprotect again", mprotect(a + 4096, 6 * MB, PROT_READ));
 	printf("after PROT_NONE data %s\n", check(a + 4096, 6 * MB, 5) ? "kept" : "LOST");
 	say("munmap reservation", munmap(a, 8 * MB));
