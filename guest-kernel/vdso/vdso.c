@@ -140,7 +140,11 @@ int64_t __vdso_time(int64_t *t)
 	return sec;
 }
 
-/* One vCPU: the answer is 0.  More: the kernel knows where we run. */
+/*
+ * One vCPU: the answer is 0.  More: the kernel knows where we run.  Not
+ * rdtscp or rdpid: on kvm_pvm both run natively at CPL3 and return the
+ * host's TSC_AUX (the host CPU), and the guest's wrmsr of TSC_AUX #GPs.
+ */
 long __vdso_getcpu(unsigned int *cpu, unsigned int *node, void *cache)
 {
 	if (vvar()->ncpus != 1)
