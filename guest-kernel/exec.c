@@ -8,6 +8,7 @@
 #include "exec.h"
 #include "kernel.h"
 #include "mm.h"
+#include "vdso.h"
 
 #define AT_NULL		0
 #define AT_PHDR		3
@@ -28,6 +29,7 @@
 #define AT_RANDOM	25
 #define AT_HWCAP2	26
 #define AT_EXECFN	31
+#define AT_SYSINFO_EHDR	33
 
 #define STACK_SIZE	(8ull << 20)
 
@@ -182,7 +184,7 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	struct stack_builder sb;
 	u64 stack_lo = PV_USER_STACK_TOP + PAGE_SIZE - STACK_SIZE;
 	u64 uargv[EXEC_MAX_ARGS + 1], uenv[EXEC_MAX_ARGS + 1];
-	u64 auxv[2 * 24], *a = auxv, rnd[2], execfn, platform, sp;
+	u64 auxv[2 * 24], *a = auxv, rnd[2], execfn, platform, sp, vdso;
 	u64 tsc;
 	bool huge;
 	u64 *pde;
@@ -204,6 +206,9 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 				  PROT_READ | PROT_WRITE);
 	if (err)
 		return err;
+	vdso = vdso_map(mm);
+	if ((s64)vdso < 0)
+		return (s64)vdso;
 	pde = mm_walk(mm, PV_USER_STACK_TOP - 1, false, &huge);
 	if (!pde || !huge)
 		return -ENOMEM;
@@ -244,6 +249,7 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	AUX(AT_PLATFORM, platform);
 	AUX(AT_RANDOM, sb.sp);
 	AUX(AT_EXECFN, execfn);
+	AUX(AT_SYSINFO_EHDR, vdso);
 	AUX(AT_NULL, 0);
 #undef AUX
 

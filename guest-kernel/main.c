@@ -10,6 +10,7 @@
 #include "pmu_guest.h"
 #include "task.h"
 #include "vfs.h"
+#include "vdso.h"
 #include "vfs_glue.h"
 
 struct pv_boot_params *boot_params;
@@ -114,6 +115,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	if (bp->magic != PV_BOOT_MAGIC || bp->version != PV_BOOT_VERSION)
 		panic("bad boot parameters (magic %x version %u)", bp->magic,
 		      bp->version);
+	vdso_init(bp);
 	kverbose = bp->flags & PV_BOOT_VERBOSE;
 	kcopy_native = bp->host_kind == PV_HOST_STANDARD;
 	ktrace = bp->flags & PV_BOOT_TRACE;

@@ -9,6 +9,7 @@
 #include "pmu_guest.h"
 #include "sync.h"
 #include "task.h"
+#include "vclock.h"
 
 static struct spinlock bkl;
 static struct task *runq_head, *runq_tail;
@@ -352,9 +353,7 @@ void sched_idle(void)
 
 u64 ns_from_tsc(u64 tsc)
 {
-	u64 khz = boot_params->tsc_khz;
-
-	return tsc / khz * 1000000 + tsc % khz * 1000000 / khz;
+	return pv_ns_from_tsc(tsc, boot_params->tsc_khz);
 }
 
 u64 tsc_from_ns(u64 ns)

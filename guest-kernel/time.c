@@ -5,6 +5,7 @@
  */
 #include "kernel.h"
 #include "task.h"
+#include "vdso.h"
 
 #define CLOCK_REALTIME			0
 #define CLOCK_MONOTONIC			1
@@ -24,8 +25,7 @@ static u64 clock_ns(u64 clk)
 	switch (clk) {
 	case CLOCK_REALTIME:
 	case CLOCK_REALTIME_COARSE:
-		return boot_params->realtime_ns +
-		       ns_from_tsc(now - boot_params->realtime_tsc);
+		return pv_realtime_ns(vvar, now);
 	case CLOCK_PROCESS_CPUTIME_ID: {
 		u64 sum = t->proc->utime_tsc;
 
@@ -36,8 +36,8 @@ static u64 clock_ns(u64 clk)
 	}
 	case CLOCK_THREAD_CPUTIME_ID:
 		return ns_from_tsc(t->run_tsc + now - t->switched_in_tsc);
-	default:
-		return ns_from_tsc(now);
+	default:	/* as the vDSO: uapi/vclock.h */
+		return pv_monotonic_ns(vvar, now);
 	}
 }
 

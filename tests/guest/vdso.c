@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The vDSO's clocks, built against musl and glibc (static).
+ *
+ *   vdso loop N	N calls of clock_gettime(CLOCK_MONOTONIC): the kernel
+ *			instructions they take are counted from outside
+ *			(tests/kvm/vdso_insns.sh) and must be ~0 per call
+ *   vdso rawloop N	the same through syscall(SYS_clock_gettime): the
+ *			cost without the vDSO
+ *   vdso check		the values: monotonic, equal to the raw system
+ *			call's, time() and gettimeofday() against
+ *			CLOCK_REALTIME, getcpu, fallbacks, after fork
+ *   vdso bench N	µs per call, vDSO and raw system call
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		printf("FAIL %s:%d: ", __func__, __LINE__);		\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		failures++;						\
+	}								\
+} while (0)
+
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static int64_t libc_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts))
+		return -1;
+	return ns_of(&ts);
+}
+
+static int64_t raw_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (syscall(SYS_clock_gettime, clk, &ts))
+		return -1;
+	return ns_of(&ts);
+}
+
+/* The vDSO and the kernel compute one formula from one TSC: a system call
+ * between two vDSO reads must land between them, to the ns. */
+static void check_clock(clockid_t clk, const char *name)
+{
+	int64_t prev = libc_ns(clk);
+
+	for (int i = 0; i < 20; i++) {
+		int64_t a = libc_ns(clk), r = raw_ns(clk), b = libc_ns(clk);
+
+		CHECK(a >= prev && a <= r && r <= b,
+		      "%s: vdso %lld, syscall %lld, vdso %lld (previous %lld)",
+		      name, (long long)a, (long long)r, (long long)b,
+		      (long long)prev);
+		prev = b;
+	}
+	for (int i = 0; i < 100000; i++) {
+		int64_t now = libc_ns(clk);
+
+		CHECK(now >= prev, "%s went back: %lld after %lld", name,
+		      (long long)now, (long long)prev);
+		if (now < prev)
+			break;
+		prev = now;
+	}
+}
+
+static void check_wall(void)
+{
+	for (int i = 0; i < 10; i++) {
+		int64_t a = libc_ns(CLOCK_REALTIME), b;
+		struct timeval tv;
+		time_t t, t2 = 0;
+
+		CHECK(gettimeofday(&tv, NULL) == 0, "gettimeofday failed");
+		t = time(&t2);
+		b = libc_ns(CLOCK_REALTIME);
+		CHECK(t == t2, "time() returned %lld, stored %lld",
+		      (long long)t, (long long)t2);
+		CHECK(t >= a / 1000000000 && t <= b / 1000000000,
+		      "time() %lld outside [%lld, %lld] ns", (long long)t,
+		      (long long)a, (long long)b);
+		CHECK((int64_t)tv.tv_sec * 1000000 + tv.tv_usec >= a / 1000 &&
+		      (int64_t)tv.tv_sec * 1000000 + tv.tv_usec <= b / 1000,
+		      "gettimeofday %lld.%06lld outside [%lld, %lld] ns",
+		      (long long)tv.tv_sec, (long long)tv.tv_usec,
+		      (long long)a, (long long)b);
+	}
+	/* A wall clock after 2020, not seconds since boot. */
+	CHECK(time(NULL) > 1577836800, "time() = %lld", (long long)time(NULL));
+}
+
+static void check_rest(void)
+{
+	struct timespec res = { 7, 7 };
+	unsigned int cpu = 99, node = 99;
+	int64_t c;
+
+	CHECK(getauxval(AT_SYSINFO_EHDR) != 0, "no AT_SYSINFO_EHDR");
+	CHECK(clock_getres(CLOCK_MONOTONIC, &res) == 0 && res.tv_sec == 0 &&
+	      res.tv_nsec == 1, "clock_getres: %lld.%09lld",
+	      (long long)res.tv_sec, (long long)res.tv_nsec);
+	/* CPU time is the kernel's: the vDSO hands it on. */
+	c = libc_ns(CLOCK_PROCESS_CPUTIME_ID);
+	CHECK(c > 0, "CLOCK_PROCESS_CPUTIME_ID: %lld", (long long)c);
+	c = libc_ns(CLOCK_THREAD_CPUTIME_ID);
+	CHECK(c > 0, "CLOCK_THREAD_CPUTIME_ID: %lld", (long long)c);
+	CHECK(clock_gettime(12345, &res) != 0, "clock 12345 accepted");
+	CHECK(syscall(SYS_getcpu, &cpu, &node, NULL) == 0,
+	      "getcpu system call failed");
+	CHECK(sched_getcpu() == (int)cpu, "sched_getcpu %d, system call %u",
+	      sched_getcpu(), cpu);
+}
+
+static void check_all(void)
+{
+	check_clock(CLOCK_MONOTONIC, "CLOCK_MONOTONIC");
+	check_clock(CLOCK_REALTIME, "CLOCK_REALTIME");
+	check_clock(CLOCK_BOOTTIME, "CLOCK_BOOTTIME");
+	check_clock(CLOCK_MONOTONIC_COARSE, "CLOCK_MONOTONIC_COARSE");
+	check_clock(CLOCK_REALTIME_COARSE, "CLOCK_REALTIME_COARSE");
+	check_wall();
+	check_rest();
+}
+
+static double us_per_call(int n, int raw)
+{
+	int64_t t0 = libc_ns(CLOCK_MONOTONIC);
+
+	for (int i = 0; i < n; i++)
+		raw ? raw_ns(CLOCK_MONOTONIC) : libc_ns(CLOCK_MONOTONIC);
+	return (libc_ns(CLOCK_MONOTONIC) - t0) / 1e3 / n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "check";
+	int n = argc > 2 ? atoi(argv[2]) : 0;
+	int status;
+	pid_t pid;
+
+	if (!strcmp(mode, "loop")) {
+		struct timespec ts;
+
+		for (int i = 0; i < n; i++)
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+		return 0;
+	}
+	if (!strcmp(mode, "rawloop")) {
+		for (int i = 0; i < n; i++)
+			raw_ns(CLOCK_MONOTONIC);
+		return 0;
+	}
+	if (!strcmp(mode, "bench")) {
+		printf("clock_gettime: vdso %.3f us, system call %.3f us\n",
+		       us_per_call(n, 0), us_per_call(n / 100 + 1, 1));
+		return 0;
+	}
+	check_all();
+	/* The child's copy of the address space keeps the vDSO. */
+	pid = fork();
+	if (pid == 0) {
+		check_all();
+		_exit(failures ? 1 : 0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid &&
+	      WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the forked child's checks failed");
+	printf("%s\n", failures ? "vdso: FAIL" : "vdso: ok");
+	return failures ? 1 : 0;
+}
