@@ -222,7 +222,7 @@ static void vcpu_pmu_exit_time(struct vcpu *v)
 	if (!o || !o->exit_time || !v->pmu.exit_tsc)
 		return;
 	if (run->exit_reason == KVM_EXIT_IO && run->io.port == PV_HC_PORT)
-		hc = run->s.regs.regs.rax & HC_NR_BITS;
+		hc = v->hypercall_nr & HC_NR_BITS;	/* rax: its result */
 	o->exit_time(o->ctx, v->id, run->exit_reason, hc,
 		     (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz,
 		     now - v->pmu.exit_tsc);

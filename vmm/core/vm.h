@@ -47,6 +47,7 @@ struct vcpu {
 	pthread_t thread;
 	uint64_t exits;			/* all exits handled by this vCPU */
 	uint64_t hypercalls;
+	uint64_t hypercall_nr;		/* the last one's: rax holds its result */
 	struct vcpu_pmu pmu;		/* this vCPU's virtual PMU glue */
 };
 
@@ -69,6 +70,7 @@ struct vm {
 	struct pmu *pmu;
 	bool steal_time;		/* KVM offers the steal-time MSR */
 	const struct vm_observer *observer;	/* the tool watching, or NULL */
+	uint64_t kstat_gpa;		/* struct pv_kstat (PV_HC_KSTAT), or 0 */
 	uint64_t boot_tsc;
 	pthread_t populate_thread;
 	bool populate_started;
