@@ -4,8 +4,8 @@
 # (the leaf path of entry.S, counted too), and the difference of the
 # counts between N and 0 calls must be N, while start-up and exit cancel.
 # A program that touches lazily mapped memory shows page faults, a ud2
-# exactly one #UD; the time, KVM and VMM-exit lines are there, and --json
-# carries the same counts.
+# exactly one #UD, a getppid loop mostly kernel samples; the time, KVM
+# and VMM-exit lines are there, and --json carries the same counts.
 #
 #   breakdown.sh VMM KBENCH LAZYMEM SEGV
 set -uo pipefail
@@ -33,7 +33,8 @@ for call in getppid getpid; do
 		fail "$call: $cb - ${ca:-0} counted, $N more made"
 done
 
-for f in time:vcpus time:guest time:vmm time:halted kvm:insn_emulation \
+for f in time:vcpus time:guest time:vmm time:halted time:user time:kernel \
+	 samples:user samples:kernel samples:halted kvm:insn_emulation \
 	 kvm:exits kvm:pf_fixed kentry:syscalls kentry:page-fault \
 	 kentry:timer kentry:ipi kentry:pmi kentry:debug \
 	 vmm-exit:hypercall.kstat; do
@@ -41,6 +42,14 @@ for f in time:vcpus time:guest time:vmm time:halted kvm:insn_emulation \
 done
 [ "$(field kvm:insn_emulation "$b")" -gt 0 ] 2>/dev/null ||
 	[ "$(field kvm:exits "$b")" -gt 0 ] || fail "KVM statistics are all 0"
+
+# The sampled split: a loop of system calls spends nearly all its time in
+# the (emulated) kernel; its samples must say so, by a wide margin.
+out=$(breakdown "$kbench" loop getppid 2000)
+su=$(field samples:user "$out") sk=$(field samples:kernel "$out")
+echo "getppid loop: ${su:-none} user samples, ${sk:-none} kernel samples"
+[ "${sk:-0}" -gt $(( 3 * ${su:-0} )) ] && [ "${sk:-0}" -ge 20 ] ||
+	fail "getppid loop: ${sk:-0} kernel samples against ${su:-0} user ones"
 
 out=$(breakdown "$lazymem")
 pf=$(field kentry:page-fault "$out")

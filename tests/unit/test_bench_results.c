@@ -74,6 +74,10 @@ static const char breakdown_text[] =
 	"808988442,ns,time:guest,,,\n"
 	"171435,ns,time:vmm,,,\n"
 	"12687572,ns,time:halted,,,\n"
+	"606741331,ns,time:user,,,\n"
+	"202247110,ns,time:kernel,,,\n"
+	"30,,samples:user,,,\n"
+	"10,,samples:kernel,,,\n"
 	"195673,,kvm:insn_emulation,,,\n"
 	"1215,,kvm:exits,,,\n"
 	"13,,kvm:pf_fixed,,,\n"
@@ -110,6 +114,9 @@ static void test_parse_breakdown(void **state)
 	assert_int_equal(k.guest_ns, 808988442);
 	assert_int_equal(k.vmm_ns, 171435);
 	assert_int_equal(k.halted_ns, 12687572);
+	assert_int_equal(k.user_ns, 606741331);
+	assert_int_equal(k.kernel_ns, 202247110);
+	assert_int_equal(k.samples, 40);
 	assert_int_equal(k.kernel_insns, 195673);
 	assert_int_equal(k.kvm_exits, 1215);
 	assert_int_equal(k.pf_fixed, 13);
@@ -135,7 +142,22 @@ static void test_parse_breakdown(void **state)
 	*strstr(cut, "330,,kentry:syscalls") = 0;
 	assert_int_equal(bench_parse_breakdown(cut, &k), -1);
 	free(cut);
+	cut = strdup(breakdown_text);
+	*strstr(cut, "10,,samples:kernel") = 0;
+	assert_int_equal(bench_parse_breakdown(cut, &k), -1);
+	free(cut);
 	assert_int_equal(bench_parse_breakdown("", &k), -1);
+}
+
+static void test_time_plot_name(void **state)
+{
+	char b[64];
+
+	(void)state;
+	bench_time_plot_name("docs/results.png", b, sizeof(b));
+	assert_string_equal(b, "docs/results-time.png");
+	bench_time_plot_name("a.d/plot", b, sizeof(b));
+	assert_string_equal(b, "a.d/plot-time");
 }
 
 static void test_step_diffs(void **state)
@@ -201,6 +223,7 @@ static int setup_results(void **state)
 		.kern = {
 			.vcpu_ns = 2500000, .guest_ns = 2000000,
 			.vmm_ns = 400000, .halted_ns = 100000,
+			.user_ns = 1500000, .kernel_ns = 500000, .samples = 8,
 			.kernel_insns = 4321, .kvm_exits = 99, .pf_fixed = 7,
 			.vmm_exits = 12, .syscalls = 30, .page_faults = 5,
 			.timer = 3, .ipi = 2, .pmi = 1, .debug = 0,
@@ -229,7 +252,9 @@ static void test_json(void **state)
 	assert_non_null(strstr(s, "\"cycles_per_native_tsc\": 1.5000"));
 	assert_non_null(strstr(s, "\"preempt_raw\": 2.5000, \"vcpu_ms\": 2.500, "
 			       "\"guest_ms\": 2.000, \"vmm_ms\": 0.400, "
-			       "\"halted_ms\": 0.100, \"kernel_insns\": 4321, "
+			       "\"halted_ms\": 0.100, \"user_ms\": 1.500, "
+			       "\"kernel_ms\": 0.500, \"mode_samples\": 8, "
+			       "\"kernel_insns\": 4321, "
 			       "\"kvm_exits\": 99, \"kvm_pf_fixed\": 7, "
 			       "\"vmm_exits\": 12, \"syscalls\": 30, "
 			       "\"page_faults\": 5, \"timer_irqs\": 3, "
@@ -260,11 +285,12 @@ static void test_csv(void **state)
 	l3 = strchr(l2, '\n') + 1;
 	/* mcf: no overhead, preempt or kernel part. */
 	assert_true(!strncmp(l2, "mcf,,,,,,,,,18155,18209,41680,41726,-46,8,,,,"
-			     ",,,,,,,,,,,,,,,\n", strlen("mcf,,,,,,,,,18155,"
-			     "18209,41680,41726,-46,8,,,,,,,,,,,,,,,,,,,\n")));
+			     ",,,,,,,,,,,,,,,,,,\n", strlen("mcf,,,,,,,,,18155,"
+			     "18209,41680,41726,-46,8,,,,,,,,,,,,,,,,,,,,,,\n")));
 	assert_true(!strncmp(l3, "lbm,0.1000,0.2000,", 18));
 	assert_non_null(strstr(l3, ",,,,,,,400000000,1.0100,0.9900,2.5000,"
-			       "2.500,2.000,0.400,0.100,4321,99,7,12,30,5,3,2,1,"
+			       "2.500,2.000,0.400,0.100,1.500,0.500,8,4321,99,7,"
+			       "12,30,5,3,2,1,"
 			       "0,\"brk:20 mmap:10\"\n"));
 	free(s);
 }
@@ -282,9 +308,10 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(s, "| lbm | 200000000 | 300000000 | 1.500 |\n"));
 	assert_non_null(strstr(s, "| lbm | 400000000 | 1.010 | 0.990 | 2.500 |\n"));
 	assert_non_null(strstr(s, "## Where the time goes"));
-	assert_non_null(strstr(s, "| lbm | 2.5 | 2.0 | 0.4 | 0.1 | 4321 | 99 | "
-			       "7 | 12 | 30 | 5 | 3 | 2 | 1 | 0 | brk:20 mmap:10 "
-			       "|\n"));
+	assert_non_null(strstr(s, "![where the time goes](results-time.png)"));
+	assert_non_null(strstr(s, "| lbm | 2.5 | 2.0 | 1.5 | 0.5 | 8 | 0.4 | "
+			       "0.1 | 4321 | 99 | 7 | 12 | 30 | 5 | 3 | 2 | 1 | "
+			       "0 | brk:20 mmap:10 |\n"));
 	/* A workload appears only in the tables of the parts it ran. */
 	assert_null(strstr(s, "| mcf | 0"));
 	assert_null(strstr(s, "| lbm | 0 |"));
@@ -298,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_parse_stepcount),
 		cmocka_unit_test(test_step_diffs),
 		cmocka_unit_test(test_parse_breakdown),
+		cmocka_unit_test(test_time_plot_name),
 		cmocka_unit_test_setup(test_json, setup_results),
 		cmocka_unit_test_setup(test_csv, setup_results),
 		cmocka_unit_test_setup(test_markdown, setup_results),

@@ -34,6 +34,8 @@ static int setup(void **state)
 	bd.kvm[1] = 2000000;
 	strcpy(bd.kvm_names[2], "pf_guest");
 	bd.kvm[2] = 17;
+	bd.samples_user = 3;
+	bd.samples_kernel = 1;
 	bd.have_kstat = true;
 	bd.kstat.syscall[110] = 5;		/* getppid */
 	bd.kstat.syscall[39] = 2;		/* getpid */
@@ -76,6 +78,11 @@ static void test_items(void **state)
 	assert_int_equal(value(it, n, "time:vmm"), 1000000);
 	assert_int_equal(value(it, n, "time:halted"), 2000000);
 	assert_int_equal(value(it, n, "time:guest"), 7000000);
+	/* Split as the samples are: 3 in user mode, 1 in the kernel. */
+	assert_int_equal(value(it, n, "time:user"), 5250000);
+	assert_int_equal(value(it, n, "time:kernel"), 1750000);
+	assert_int_equal(value(it, n, "samples:user"), 3);
+	assert_int_equal(value(it, n, "samples:kernel"), 1);
 	assert_int_equal(value(it, n, "kvm:insn_emulation"), 4242);
 	/* Always there, zero or not; halt_wait_ns only as time:halted. */
 	assert_int_equal(value(it, n, "kvm:exits"), 0);

@@ -96,6 +96,7 @@ int bench_parse_breakdown(const char *text, struct bench_kernel *k)
 #define F(e, m) { e, offsetof(struct bench_kernel, m) }
 		F("time:vcpus", vcpu_ns), F("time:guest", guest_ns),
 		F("time:vmm", vmm_ns), F("time:halted", halted_ns),
+		F("time:user", user_ns), F("time:kernel", kernel_ns),
 		F("kvm:insn_emulation", kernel_insns),
 		F("kvm:exits", kvm_exits), F("kvm:pf_fixed", pf_fixed),
 		F("kentry:syscalls", syscalls),
@@ -106,7 +107,13 @@ int bench_parse_breakdown(const char *text, struct bench_kernel *k)
 	};
 	static const char sys[] = ",,kentry:syscall:", vx[] = ",,vmm-exit:";
 
+	uint64_t su, sk;
+
 	memset(k, 0, sizeof(*k));
+	if (bench_parse_stat_csv(text, "samples:user", &su) ||
+	    bench_parse_stat_csv(text, "samples:kernel", &sk))
+		return -1;
+	k->samples = su + sk;
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (bench_parse_stat_csv(text, fields[i].event,
 					 (uint64_t *)((char *)k + fields[i].off)))
@@ -191,6 +198,9 @@ static size_t wl_kernel_fields(const struct bench_wl_result *r,
 	p = field_put(p, c, "guest_ms", "%.3f", k->guest_ns / 1e6);
 	p = field_put(p, c, "vmm_ms", "%.3f", k->vmm_ns / 1e6);
 	p = field_put(p, c, "halted_ms", "%.3f", k->halted_ns / 1e6);
+	p = field_put(p, c, "user_ms", "%.3f", k->user_ns / 1e6);
+	p = field_put(p, c, "kernel_ms", "%.3f", k->kernel_ns / 1e6);
+	p = field_put(p, c, "mode_samples", "%" PRIu64, k->samples);
 	p = field_put(p, c, "kernel_insns", "%" PRIu64, k->kernel_insns);
 	p = field_put(p, c, "kvm_exits", "%" PRIu64, k->kvm_exits);
 	p = field_put(p, c, "kvm_pf_fixed", "%" PRIu64, k->pf_fixed);
@@ -391,24 +401,38 @@ static void md_preempt(FILE *f, const struct bench_results *res)
 	}
 }
 
-static void md_kernel(FILE *f, const struct bench_results *res)
+void bench_time_plot_name(const char *plot, char *buf, size_t len)
 {
+	const char *dot = strrchr(plot, '.'), *slash = strrchr(plot, '/');
+
+	if (!dot || (slash && dot < slash))
+		dot = plot + strlen(plot);
+	snprintf(buf, len, "%.*s-time%s", (int)(dot - plot), plot, dot);
+}
+
+static void md_kernel(FILE *f, const struct bench_results *res,
+		      const char *plot)
+{
+	char name[256];
+
 	fprintf(f, "\n## Where the time goes\n\n"
 		"One `vmm stat --breakdown` run of each workload (size `%s`).  "
 		"*vCPU* is the vCPUs' time from boot to the end, summed; "
-		"*guest* the part in KVM_RUN, not halted: user code (native) "
-		"and the guest kernel, whose instructions KVM emulates one by "
-		"one on kvm_pvm (*kernel insns*, KVM's `insn_emulation`; ~0.25-1 "
-		"us each); *VMM* the time the VMM spent handling exits (*VMM "
+		"*guest* the part in KVM_RUN, not halted, split into *user* "
+		"(native code) and *kernel* by the vCPU's mode at a host timer "
+		"on its CPU time (*samples*, at the host's tick); the kernel's "
+		"instructions are emulated one by one on kvm_pvm (*kernel "
+		"insns*, KVM's `insn_emulation`); *VMM* the time the VMM spent handling exits (*VMM "
 		"exits*); *KVM exits* all exits, KVM's own included; *pf_fixed* "
 		"shadow page faults KVM fixed.  The guest kernel's entries: "
 		"system calls (the most frequent by name), page faults, timer "
 		"interrupts, IPIs, PMIs and #DB traps.\n\n", res->size);
-	fprintf(f, "| workload | vCPU ms | guest ms | VMM ms | halted ms | "
-		"kernel insns | KVM exits | pf_fixed | VMM exits | syscalls | "
-		"page faults | timer | IPI | PMI | #DB | top system calls |\n"
+	fprintf(f, "| workload | vCPU ms | guest ms | user ms | kernel ms | "
+		"samples | VMM ms | halted ms | kernel insns | KVM exits | "
+		"pf_fixed | VMM exits | syscalls | page faults | timer | IPI | "
+		"PMI | #DB | top system calls |\n"
 		"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-		"---|\n");
+		"---|---|---|---|\n");
 	for (size_t w = 0; w < res->n; w++) {
 		const struct bench_kernel *k = &res->wl[w].kern;
 		char top[128];
@@ -417,13 +441,18 @@ static void md_kernel(FILE *f, const struct bench_results *res)
 			continue;
 		top_format(k, top, sizeof(top));
 		fprintf(f, "| %s | %.1f | %.1f | %.1f | %.1f | %" PRIu64
-			" | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
+			" | %.1f | %.1f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
 			" | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
 			" | %" PRIu64 " | %s |\n", res->wl[w].name,
-			k->vcpu_ns / 1e6, k->guest_ns / 1e6, k->vmm_ns / 1e6,
+			k->vcpu_ns / 1e6, k->guest_ns / 1e6, k->user_ns / 1e6,
+			k->kernel_ns / 1e6, k->samples, k->vmm_ns / 1e6,
 			k->halted_ns / 1e6, k->kernel_insns, k->kvm_exits,
 			k->pf_fixed, k->vmm_exits, k->syscalls, k->page_faults,
 			k->timer, k->ipi, k->pmi, k->debug, top);
+	}
+	if (plot) {
+		bench_time_plot_name(plot, name, sizeof(name));
+		fprintf(f, "\n![where the time goes](%s)\n", name);
 	}
 }
 
@@ -447,5 +476,5 @@ void bench_write_markdown(FILE *f, const struct bench_results *res,
 	if (any_part(res, PART_PREEMPT))
 		md_preempt(f, res);
 	if (any_part(res, PART_KERNEL))
-		md_kernel(f, res);
+		md_kernel(f, res, plot);
 }

@@ -27,6 +27,8 @@ extern const char *const bench_step_sizes[NSTEP_SIZES];
 #define BENCH_TOP_SYSCALLS 5
 struct bench_kernel {
 	uint64_t vcpu_ns, guest_ns, vmm_ns, halted_ns;	/* time:* */
+	uint64_t user_ns, kernel_ns;	/* guest_ns split by sampling */
+	uint64_t samples;		/* how many samples split it */
 	uint64_t kernel_insns;		/* kvm:insn_emulation */
 	uint64_t kvm_exits, pf_fixed;	/* kvm:exits, kvm:pf_fixed */
 	uint64_t vmm_exits;		/* sum of vmm-exit:* */
@@ -82,6 +84,8 @@ int64_t bench_step_work_diff(const struct bench_wl_result *r);
 
 void bench_write_json(FILE *f, const struct bench_results *res);
 void bench_write_csv(FILE *f, const struct bench_results *res);
+/* "docs/results.png" -> "docs/results-time.png": the kernel part's chart. */
+void bench_time_plot_name(const char *plot, char *buf, size_t len);
 /* plot: the chart's file name to link, or NULL. */
 void bench_write_markdown(FILE *f, const struct bench_results *res,
 			  const char *plot);

@@ -286,8 +286,9 @@ static void suite_print(const struct bench_wl_result *r)
 		printf("  loaded/idle %.2f %.2f %.2f", r->preempt_ratio[0],
 		       r->preempt_ratio[1], r->preempt_ratio[2]);
 	if (r->have_kernel)
-		printf("  guest/vmm ms %.1f/%.1f kinsns %llu sys %llu pf %llu",
-		       r->kern.guest_ns / 1e6, r->kern.vmm_ns / 1e6,
+		printf("  user/kernel/vmm ms %.1f/%.1f/%.1f kinsns %llu sys %llu "
+		       "pf %llu", r->kern.user_ns / 1e6, r->kern.kernel_ns / 1e6,
+		       r->kern.vmm_ns / 1e6,
 		       (unsigned long long)r->kern.kernel_insns,
 		       (unsigned long long)r->kern.syscalls,
 		       (unsigned long long)r->kern.page_faults);
@@ -321,6 +322,40 @@ static void suite_plot(const struct bench_results *res, const char *plot)
 			for (int j = 1; j < NCFG; j++)
 				fprintf(f, " %.3f", t[j] / t[0]);
 			fprintf(f, "\n");
+		}
+		fprintf(f, "e\n");
+	}
+	if (pclose(f))
+		fprintf(stderr, "vmm: bench suite: gnuplot failed; no plot\n");
+}
+
+/* The kernel part: each workload's vCPU time, stacked by where it went. */
+static void suite_plot_time(const struct bench_results *res, const char *plot)
+{
+	FILE *f = popen("gnuplot > /dev/null 2>&1", "w");
+	char name[4096];
+
+	if (!f)
+		return;
+	bench_time_plot_name(plot, name, sizeof(name));
+	fprintf(f, "set terminal png size 900,420\n"
+		"set output '%s'\nset style data histogram\n"
+		"set style histogram rowstacked\nset boxwidth 0.6\n"
+		"set style fill solid 0.8\nset key top left\n"
+		"set ylabel 'ms of vCPU time'\n"
+		"set title 'perfvisor: where the time goes (size %s; user "
+		"and kernel sampled)'\n"
+		"plot '-' using 2:xtic(1) title 'user', '' using 3 title "
+		"'kernel (emulated)', '' using 4 title 'VMM (exits)', "
+		"'' using 5 title 'halted'\n", name, res->size);
+	for (int k = 0; k < 4; k++) {
+		for (size_t w = 0; w < res->n; w++) {
+			const struct bench_kernel *t = &res->wl[w].kern;
+
+			fprintf(f, "%s %.3f %.3f %.3f %.3f\n",
+				res->wl[w].name, t->user_ns / 1e6,
+				t->kernel_ns / 1e6, t->vmm_ns / 1e6,
+				t->halted_ns / 1e6);
 		}
 		fprintf(f, "e\n");
 	}
@@ -429,6 +464,8 @@ static void suite_write(const struct bench_results *res, const char *json,
 	}
 	if (plot && res->wl[0].have_overhead)
 		suite_plot(res, plot);
+	if (plot && res->wl[0].have_kernel)
+		suite_plot_time(res, plot);
 	if (md && (f = fopen(md, "w"))) {
 		bench_write_markdown(f, res, plot ? (strrchr(plot, '/') ?
 				     strrchr(plot, '/') + 1 : plot) : NULL);

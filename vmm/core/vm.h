@@ -34,9 +34,15 @@ struct vm_observer {
 	 * hypercall is its number for a hypercall exit, else -1. */
 	void (*exit_time)(void *ctx, int cpu, uint32_t exit_reason,
 			  int hypercall, uint64_t time_ns, uint64_t cycles);
+	/* After each exit, on the vCPU's own thread: the mode the vCPU was
+	 * in (what a host signal's KVM_EXIT_INTR samples), enum vm_mode. */
+	void (*exit_mode)(void *ctx, int cpu, uint32_t exit_reason, int mode);
 	/* The guest stopped; the vCPUs' state is still there to read. */
 	void (*end)(void *ctx, const struct vm *vm);
 };
+
+/* A vCPU's mode at an exit; halted is told only for KVM_EXIT_INTR. */
+enum vm_mode { VM_MODE_USER, VM_MODE_KERNEL, VM_MODE_HALTED };
 
 struct vcpu {
 	struct vm *vm;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "config.h"
 #include "kstat.h"
@@ -30,6 +31,10 @@ struct breakdown {
 	int nkvm;			/* KVM statistics, summed over vCPUs */
 	char kvm_names[BD_KVM_STATS][48];
 	uint64_t kvm[BD_KVM_STATS];
+	/* The vCPU's mode at a host timer's signal, every BD_SAMPLE_NS. */
+	uint64_t samples_user, samples_kernel, samples_halted;
+	timer_t timer[VMM_MAX_CPUS];
+	bool timer_tried[VMM_MAX_CPUS], timer_made[VMM_MAX_CPUS];
 	bool have_kstat;		/* the guest registered its counts */
 	struct pv_kstat kstat;
 };
@@ -44,6 +49,10 @@ struct bd_item {
 /* After each exit (vCPU threads, concurrently): the VMM's cycles for it. */
 void breakdown_exit(struct breakdown *b, uint32_t reason, int hypercall,
 		    uint64_t cycles);
+/* After each exit, on the vCPU's thread: starts its sampling timer the
+ * first time, and counts the mode at the timer's KVM_EXIT_INTR. */
+void breakdown_exit_mode(struct breakdown *b, int cpu, uint32_t reason,
+			 int mode);
 /* The guest stopped: KVM's statistics, the guest's counts, the time. */
 void breakdown_vm_end(struct breakdown *b, const struct vm *vm);
 /* Every nonzero item, in print order; returns how many (at most max). */

@@ -62,6 +62,14 @@ static void stat_exit_time(void *ctx, int cpu, uint32_t exit_reason,
 	breakdown_exit(run->bd, exit_reason, hypercall, cycles);
 }
 
+static void stat_exit_mode(void *ctx, int cpu, uint32_t exit_reason,
+			   int mode)
+{
+	struct stat_run *run = ctx;
+
+	breakdown_exit_mode(run->bd, cpu, exit_reason, mode);
+}
+
 /* The conservation check's material: what the vCPUs counted in all. */
 static void stat_vm_end(void *ctx, const struct vm *vm)
 {
@@ -107,8 +115,10 @@ const struct vm_observer *stat_prepare(const struct vmm_stat *st,
 	};
 	if (st->breakdown) {
 		run->bd = calloc(1, sizeof(*run->bd));
-		if (run->bd)
+		if (run->bd) {
 			run->observer.exit_time = stat_exit_time;
+			run->observer.exit_mode = stat_exit_mode;
+		}
 	}
 	return &run->observer;
 }
