@@ -87,6 +87,8 @@ static const char breakdown_text[] =
 	"22,,vmm-exit:hypercall.memset,,,\n"
 	"24316,ns,vmm-exit-ns:hypercall.memset,,,\n"
 	"3,,vmm-exit:rdmsr,,,\n"
+	"500,,vmm-exit:intr,,,\n"
+	"1000,ns,vmm-exit-ns:intr,,,\n"
 	"330,,kentry:syscalls,,,\n"
 	"12,,kentry:exceptions+interrupts,,,\n"
 	"1,,kentry:page-fault,,,\n"
@@ -120,7 +122,7 @@ static void test_parse_breakdown(void **state)
 	assert_int_equal(k.kernel_insns, 195673);
 	assert_int_equal(k.kvm_exits, 1215);
 	assert_int_equal(k.pf_fixed, 13);
-	/* Exits by count, not their ns lines. */
+	/* Exits by count, not their ns lines nor the sampling's kicks. */
 	assert_int_equal(k.vmm_exits, 5 + 22 + 3);
 	assert_int_equal(k.syscalls, 330);
 	assert_int_equal(k.page_faults, 1);

@@ -129,7 +129,9 @@ int bench_parse_breakdown(const char *text, struct bench_kernel *k)
 			end = strchr(p, ',');
 			if (end && (!nl || end < nl))
 				top_add(k, p, end - p, n);
-		} else if ((p = strstr(l, vx)) && (!nl || p < nl)) {
+		} else if ((p = strstr(l, vx)) && (!nl || p < nl) &&
+			   strncmp(p + sizeof(vx) - 1, "intr,", 5)) {
+			/* Not the sampling's own kicks (intr). */
 			k->vmm_exits += n;
 		}
 	}
@@ -419,13 +421,14 @@ static void md_kernel(FILE *f, const struct bench_results *res,
 		"One `vmm stat --breakdown` run of each workload (size `%s`).  "
 		"*vCPU* is the vCPUs' time from boot to the end, summed; "
 		"*guest* the part in KVM_RUN, not halted, split into *user* "
-		"(native code) and *kernel* by the vCPU's mode at a host timer "
-		"on its CPU time (*samples*, at the host's tick); the kernel's "
-		"instructions are emulated one by one on kvm_pvm (*kernel "
-		"insns*, KVM's `insn_emulation`); *VMM* the time the VMM spent handling exits (*VMM "
-		"exits*); *KVM exits* all exits, KVM's own included; *pf_fixed* "
-		"shadow page faults KVM fixed.  The guest kernel's entries: "
-		"system calls (the most frequent by name), page faults, timer "
+		"(native code) and *kernel* by the vCPU's mode at a 1 ms host "
+		"timer (*samples*); the kernel's instructions are emulated one "
+		"by one on kvm_pvm (*kernel insns*, KVM's `insn_emulation`); "
+		"*VMM* the time the VMM spent handling exits (*VMM exits*, the "
+		"sampling's own kicks left out); *KVM exits* all exits, KVM's "
+		"own included; *pf_fixed* shadow page faults KVM fixed.  The "
+		"guest kernel's entries: system calls (the most frequent by "
+		"name), page faults, timer "
 		"interrupts, IPIs, PMIs and #DB traps.\n\n", res->size);
 	fprintf(f, "| workload | vCPU ms | guest ms | user ms | kernel ms | "
 		"samples | VMM ms | halted ms | kernel insns | KVM exits | "

@@ -341,7 +341,7 @@ static void suite_plot_time(const struct bench_results *res, const char *plot)
 	fprintf(f, "set terminal png size 900,420\n"
 		"set output '%s'\nset style data histogram\n"
 		"set style histogram rowstacked\nset boxwidth 0.6\n"
-		"set style fill solid 0.8\nset key top left\n"
+		"set style fill solid 0.8\nset key top right\n"
 		"set ylabel 'ms of vCPU time'\n"
 		"set title 'perfvisor: where the time goes (size %s; user "
 		"and kernel sampled)'\n"
