@@ -32,6 +32,10 @@
 #define VP_STEP_DL_INSNS	2088
 #define VP_STEP_DL_BRANCHES	2104
 
+/* struct pv_kstat (uapi/kstat.h) */
+#define KSTAT_SYSCALL		2048	/* syscall[], after vector[256] */
+#define KSTAT_SYSCALLS		512
+
 /* icache entry flags */
 #define ICACHE_BRANCH		2
 #define ICACHE_REP_STRING	4

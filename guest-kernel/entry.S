@@ -38,7 +38,8 @@
  * the system call must be counted and TF re-armed) or system calls are
  * traced.  Nothing pending is skipped: a signal sent to a thread running
  * on another CPU kicks that CPU with an IPI (signal.c), and a tick or
- * wakeup arrives as an interrupt once iretq sets IF again.
+ * wakeup arrives as an interrupt once iretq sets IF again.  Counted,
+ * one `lock incq` each (uapi/kstat.h), like every other entry.
  * In: the iret frame with an error-code slot at 0(%rsp), RIP = RCX in it,
  * the number in rax, the user's RFLAGS in r11.  Falls through otherwise.
  */
@@ -51,11 +52,13 @@
 	je	80f
 	cmp	$186, %rax			/* gettid */
 	jne	89f
+	lock incq	kstat + KSTAT_SYSCALL + 8 * 186
 	mov	%rsp, %rax
 	and	$-KSTACK_SIZE, %rax
 	movslq	TASK_TID(%rax), %rax
 	jmp	81f
-80:	mov	%rsp, %rax
+80:	lock incq	kstat + KSTAT_SYSCALL + 8 * 39
+	mov	%rsp, %rax
 	and	$-KSTACK_SIZE, %rax
 	mov	TASK_PROC(%rax), %rax
 	movslq	PROC_PID(%rax), %rax
@@ -177,6 +180,8 @@ debug_entry:
 	mov	%rdx, VP_STEP_COUNT_INSNS(%rcx)
 	mov	24(%rsp), %rdx
 	mov	%rdx, TASK_STEP_RIP(%rax)
+	lock incq	kstat + 8			/* #DB, on the fast path only:
+						 * the slow ones count below */
 	pop	%rdx
 	pop	%rcx
 	pop	%rax
@@ -220,6 +225,11 @@ syscall_common:
 	SYSCALL_LEAF
 	pushq	$VEC_SYSCALL
 	SAVE_REGS
+	/* Count it by number, 511 for any number from 511 up. */
+	mov	$KSTAT_SYSCALLS - 1, %ecx
+	cmp	%rcx, %rax
+	cmovb	%rax, %rcx
+	lock incq	kstat + KSTAT_SYSCALL(, %rcx, 8)
 	mov	%rsp, %rdi
 	call	syscall_dispatch
 	jmp	trap_return
@@ -228,6 +238,8 @@ syscall_common:
 
 trap_common:
 	SAVE_REGS
+	mov	15 * 8(%rsp), %rax		/* the vector: count the entry */
+	lock incq	kstat(, %rax, 8)
 	mov	%rsp, %rdi
 	call	trap
 	.globl trap_return

@@ -86,6 +86,9 @@ static inline s64 hcall(u64 nr, u64 a, u64 b, u64 c)
 	return ret;
 }
 
+/* kstat.c */
+void kstat_init(const struct pv_boot_params *bp);
+
 /* console.c */
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);

@@ -44,6 +44,7 @@ enum pv_host_kind {
 #define PV_BOOT_VERBOSE		(1u << 0)
 #define PV_BOOT_STEAL		(1u << 4)	/* KVM steal time works */
 #define PV_BOOT_TRACE		(1u << 5)	/* log every system call (-vv) */
+#define PV_BOOT_KSTAT		(1u << 6)	/* register the entry counts */
 #define PV_BOOT_TTY(fd)		(1u << (1 + (fd)))	/* VMM fd 0-2 is a tty */
 
 struct pv_boot_params {

@@ -35,6 +35,7 @@ enum pv_hypercall {
 	PV_HC_MEMSET = 8,	/* (dst va, byte, len) -> 0 or -EFAULT */
 	PV_HC_STAT_THREAD = 9,	/* (gpa of struct pv_stat_record) uapi/stat.h */
 	PV_HC_SAMPLE = 10,	/* (gpa of struct pv_sample) uapi/stat.h */
+	PV_HC_KSTAT = 11,	/* (gpa, size of struct pv_kstat) uapi/kstat.h */
 	PV_HC_NR
 };
 

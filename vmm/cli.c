@@ -23,6 +23,7 @@ enum {
 	OPT_SOURCE,
 	OPT_POLICY,
 	OPT_PER_THREAD,
+	OPT_BREAKDOWN,
 	OPT_JSON,
 	OPT_FORMAT,
 	OPT_HOST,
@@ -41,6 +42,7 @@ static const struct option run_options[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "event", required_argument, NULL, 'e' },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "breakdown", no_argument, NULL, OPT_BREAKDOWN },
 	{ "field-separator", required_argument, NULL, 'x' },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "output", required_argument, NULL, 'o' },
@@ -88,12 +90,14 @@ static int cli_check_policy(const char *name, char *err, size_t errlen)
 
 static const char stat_usage[] =
 	"usage: vmm stat [-e EVENT[,EVENT...]]... [--per-thread] [-x SEP] [--json]\n"
-	"                [-o FILE] [-r N] [--source tsc|step|perf]\n"
+	"                [-o FILE] [-r N] [--breakdown] [--source tsc|step|perf]\n"
 	"                [--policy NAME] [vmm run options] [--]\n"
 	"                PROGRAM [ARGS...]\n"
 	"events: instructions cycles ref-cycles branches task-clock vmexits\n"
 	"        vmexits.msr vmexits.io vmexits.hypercall steal vmm-time, each\n"
-	"        with :u (user) or :k (kernel); counts go to stderr or -o FILE\n";
+	"        with :u (user) or :k (kernel); counts go to stderr or -o FILE\n"
+	"--breakdown: where the time goes: guest, VMM and halted time, VMM\n"
+	"        exits by reason, KVM's statistics, kernel entries by kind\n";
 
 /* "instructions:u,cycles" -> the stat event table; 0 or -1 with err. */
 static int cli_parse_events(struct vmm_stat *st, char *list, char *err,
@@ -274,6 +278,9 @@ static int cli_stat_opt(struct vmm_config *cfg, int c, char *err,
 	case OPT_PER_THREAD:
 		cfg->stat.per_thread = true;
 		return 0;
+	case OPT_BREAKDOWN:
+		cfg->stat.breakdown = true;
+		return 0;
 	case OPT_JSON:
 		cfg->stat.json = true;
 		return 0;
@@ -437,7 +444,7 @@ static int cli_program(int argc, char **argv, struct vmm_config *cfg,
 static bool cli_is_stat_opt(int c)
 {
 	return c == 'e' || c == 'x' || c == 'o' || c == 'r' ||
-	       c == OPT_PER_THREAD || c == OPT_JSON ||
+	       c == OPT_PER_THREAD || c == OPT_BREAKDOWN || c == OPT_JSON ||
 	       c == 'c' || c == 'a' || c == OPT_FORMAT;
 }
 

@@ -246,7 +246,7 @@ int cmd_bench(int argc, char **argv)
 		     "           program: paired runs, wall ratio and VM exits\n"
 		     "suite      workloads: overhead per policy, step source against\n"
 		     "           the ptrace oracle, cycles against native TSC and\n"
-		     "           under host preemption\n"
+		     "           under host preemption, where the time goes\n"
 		     "report     the suite into docs/results.{md,json,csv,png}");
 		return 0;
 	}

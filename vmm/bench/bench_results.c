@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,76 @@ int bench_parse_stepcount(const char *text, const char *event, uint64_t *out)
 	return -1;
 }
 
+/* A system call's line: keep it among the most frequent ones. */
+static void top_add(struct bench_kernel *k, const char *name, size_t len,
+		    uint64_t count)
+{
+	int i = k->ntop < BENCH_TOP_SYSCALLS ? k->ntop++ : BENCH_TOP_SYSCALLS;
+
+	/* Slide the smaller ones down; i ends where this one goes. */
+	for (; i > 0 && k->top[i - 1].count < count; i--)
+		if (i < BENCH_TOP_SYSCALLS)
+			k->top[i] = k->top[i - 1];
+	if (i == BENCH_TOP_SYSCALLS)
+		return;
+	if (len >= sizeof(k->top[i].name))
+		len = sizeof(k->top[i].name) - 1;
+	memcpy(k->top[i].name, name, len);
+	k->top[i].name[len] = 0;
+	k->top[i].count = count;
+}
+
+int bench_parse_breakdown(const char *text, struct bench_kernel *k)
+{
+	static const struct {
+		const char *event;
+		size_t off;
+	} fields[] = {
+#define F(e, m) { e, offsetof(struct bench_kernel, m) }
+		F("time:vcpus", vcpu_ns), F("time:guest", guest_ns),
+		F("time:vmm", vmm_ns), F("time:halted", halted_ns),
+		F("time:user", user_ns), F("time:kernel", kernel_ns),
+		F("kvm:insn_emulation", kernel_insns),
+		F("kvm:exits", kvm_exits), F("kvm:pf_fixed", pf_fixed),
+		F("kentry:syscalls", syscalls),
+		F("kentry:page-fault", page_faults), F("kentry:timer", timer),
+		F("kentry:ipi", ipi), F("kentry:pmi", pmi),
+		F("kentry:debug", debug),
+#undef F
+	};
+	static const char sys[] = ",,kentry:syscall:", vx[] = ",,vmm-exit:";
+
+	uint64_t su, sk;
+
+	memset(k, 0, sizeof(*k));
+	if (bench_parse_stat_csv(text, "samples:user", &su) ||
+	    bench_parse_stat_csv(text, "samples:kernel", &sk))
+		return -1;
+	k->samples = su + sk;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (bench_parse_stat_csv(text, fields[i].event,
+					 (uint64_t *)((char *)k + fields[i].off)))
+			return -1;
+	for (const char *l = text; l && *l; l = line_next(l)) {
+		const char *p = strstr(l, sys), *nl = strchr(l, '\n'), *end;
+		uint64_t n;
+
+		if (count_parse(l, ',', &n))
+			continue;
+		if (p && (!nl || p < nl)) {
+			p += sizeof(sys) - 1;
+			end = strchr(p, ',');
+			if (end && (!nl || end < nl))
+				top_add(k, p, end - p, n);
+		} else if ((p = strstr(l, vx)) && (!nl || p < nl) &&
+			   strncmp(p + sizeof(vx) - 1, "intr,", 5)) {
+			/* Not the sampling's own kicks (intr). */
+			k->vmm_exits += n;
+		}
+	}
+	return 0;
+}
+
 int64_t bench_step_startup_diff(const struct bench_wl_result *r)
 {
 	return (int64_t)(r->step_guest[STEP_TINY] - r->step_oracle[STEP_TINY]);
@@ -83,11 +154,11 @@ int64_t bench_step_work_diff(const struct bench_wl_result *r)
 /* One named value of a workload; unset when its part did not run. */
 struct field {
 	char name[32];
-	char val[32];
+	char val[160];
 	bool set;
 };
 
-#define MAX_FIELDS 24
+#define MAX_FIELDS 40
 
 static struct field *field_put(struct field *f, bool set, const char *name,
 			       const char *fmt, ...)
@@ -103,6 +174,49 @@ static struct field *field_put(struct field *f, bool set, const char *name,
 		va_end(ap);
 	}
 	return f + 1;
+}
+
+/* "mmap:8 munmap:7": the most frequent system calls, for a field. */
+static void top_format(const struct bench_kernel *k, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < k->ntop && o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%s:%" PRIu64, i ? " " : "",
+			      k->top[i].name, k->top[i].count);
+}
+
+/* The kernel part's values (where the time goes), after the others. */
+static size_t wl_kernel_fields(const struct bench_wl_result *r,
+			       struct field *f)
+{
+	const struct bench_kernel *k = &r->kern;
+	struct field *p = f;
+	bool c = r->have_kernel;
+	char top[128];
+
+	p = field_put(p, c, "vcpu_ms", "%.3f", k->vcpu_ns / 1e6);
+	p = field_put(p, c, "guest_ms", "%.3f", k->guest_ns / 1e6);
+	p = field_put(p, c, "vmm_ms", "%.3f", k->vmm_ns / 1e6);
+	p = field_put(p, c, "halted_ms", "%.3f", k->halted_ns / 1e6);
+	p = field_put(p, c, "user_ms", "%.3f", k->user_ns / 1e6);
+	p = field_put(p, c, "kernel_ms", "%.3f", k->kernel_ns / 1e6);
+	p = field_put(p, c, "mode_samples", "%" PRIu64, k->samples);
+	p = field_put(p, c, "kernel_insns", "%" PRIu64, k->kernel_insns);
+	p = field_put(p, c, "kvm_exits", "%" PRIu64, k->kvm_exits);
+	p = field_put(p, c, "kvm_pf_fixed", "%" PRIu64, k->pf_fixed);
+	p = field_put(p, c, "vmm_exits", "%" PRIu64, k->vmm_exits);
+	p = field_put(p, c, "syscalls", "%" PRIu64, k->syscalls);
+	p = field_put(p, c, "page_faults", "%" PRIu64, k->page_faults);
+	p = field_put(p, c, "timer_irqs", "%" PRIu64, k->timer);
+	p = field_put(p, c, "ipis", "%" PRIu64, k->ipi);
+	p = field_put(p, c, "pmis", "%" PRIu64, k->pmi);
+	p = field_put(p, c, "debug_traps", "%" PRIu64, k->debug);
+	top_format(k, top, sizeof(top));
+	/* A JSON string, and a quoted CSV field without a comma. */
+	p = field_put(p, c, "top_syscalls", "\"%s\"", top);
+	return p - f;
 }
 
 /* Every measured value of one workload, in CSV column order. */
@@ -134,7 +248,7 @@ static size_t wl_fields(const struct bench_wl_result *r, struct field *f)
 		snprintf(name, sizeof(name), "preempt_%s", preempt_names[k]);
 		p = field_put(p, q, name, "%.4f", r->preempt_ratio[k]);
 	}
-	return p - f;
+	return p - f + wl_kernel_fields(r, p);
 }
 
 void bench_write_json(FILE *f, const struct bench_results *res)
@@ -177,12 +291,13 @@ void bench_write_csv(FILE *f, const struct bench_results *res)
 	}
 }
 
-enum part { PART_OVERHEAD, PART_STEP, PART_PREEMPT };
+enum part { PART_OVERHEAD, PART_STEP, PART_PREEMPT, PART_KERNEL };
 
 static bool wl_has(const struct bench_wl_result *r, enum part p)
 {
 	return p == PART_OVERHEAD ? r->have_overhead :
-	       p == PART_STEP ? r->have_step : r->have_preempt;
+	       p == PART_STEP ? r->have_step :
+	       p == PART_PREEMPT ? r->have_preempt : r->have_kernel;
 }
 
 /* A table is written only when some workload has its numbers. */
@@ -288,6 +403,62 @@ static void md_preempt(FILE *f, const struct bench_results *res)
 	}
 }
 
+void bench_time_plot_name(const char *plot, char *buf, size_t len)
+{
+	const char *dot = strrchr(plot, '.'), *slash = strrchr(plot, '/');
+
+	if (!dot || (slash && dot < slash))
+		dot = plot + strlen(plot);
+	snprintf(buf, len, "%.*s-time%s", (int)(dot - plot), plot, dot);
+}
+
+static void md_kernel(FILE *f, const struct bench_results *res,
+		      const char *plot)
+{
+	char name[256];
+
+	fprintf(f, "\n## Where the time goes\n\n"
+		"One `vmm stat --breakdown` run of each workload (size `%s`).  "
+		"*vCPU* is the vCPUs' time from boot to the end, summed; "
+		"*guest* the part in KVM_RUN, not halted, split into *user* "
+		"(native code) and *kernel* by the vCPU's mode at a 1 ms host "
+		"timer (*samples*); the kernel's instructions are emulated one "
+		"by one on kvm_pvm (*kernel insns*, KVM's `insn_emulation`); "
+		"*VMM* the time the VMM spent handling exits (*VMM exits*, the "
+		"sampling's own kicks left out); *KVM exits* all exits, KVM's "
+		"own included; *pf_fixed* shadow page faults KVM fixed.  The "
+		"guest kernel's entries: system calls (the most frequent by "
+		"name), page faults, timer "
+		"interrupts, IPIs, PMIs and #DB traps.\n\n", res->size);
+	fprintf(f, "| workload | vCPU ms | guest ms | user ms | kernel ms | "
+		"samples | VMM ms | halted ms | kernel insns | KVM exits | "
+		"pf_fixed | VMM exits | syscalls | page faults | timer | IPI | "
+		"PMI | #DB | top system calls |\n"
+		"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		"---|---|---|---|\n");
+	for (size_t w = 0; w < res->n; w++) {
+		const struct bench_kernel *k = &res->wl[w].kern;
+		char top[128];
+
+		if (!res->wl[w].have_kernel)
+			continue;
+		top_format(k, top, sizeof(top));
+		fprintf(f, "| %s | %.1f | %.1f | %.1f | %.1f | %" PRIu64
+			" | %.1f | %.1f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
+			" | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
+			" | %" PRIu64 " | %s |\n", res->wl[w].name,
+			k->vcpu_ns / 1e6, k->guest_ns / 1e6, k->user_ns / 1e6,
+			k->kernel_ns / 1e6, k->samples, k->vmm_ns / 1e6,
+			k->halted_ns / 1e6, k->kernel_insns, k->kvm_exits,
+			k->pf_fixed, k->vmm_exits, k->syscalls, k->page_faults,
+			k->timer, k->ipi, k->pmi, k->debug, top);
+	}
+	if (plot) {
+		bench_time_plot_name(plot, name, sizeof(name));
+		fprintf(f, "\n![where the time goes](%s)\n", name);
+	}
+}
+
 void bench_write_markdown(FILE *f, const struct bench_results *res,
 			  const char *plot)
 {
@@ -307,4 +478,6 @@ void bench_write_markdown(FILE *f, const struct bench_results *res,
 		md_tsc(f, res);
 	if (any_part(res, PART_PREEMPT))
 		md_preempt(f, res);
+	if (any_part(res, PART_KERNEL))
+		md_kernel(f, res, plot);
 }

@@ -23,6 +23,23 @@ extern const char *const bench_step_sizes[NSTEP_SIZES];
 /* Policies counted under host preemption: offset, saverestore, raw. */
 #define NPREEMPT 3
 
+/* The kernel part: one `vmm stat --breakdown` of the workload. */
+#define BENCH_TOP_SYSCALLS 5
+struct bench_kernel {
+	uint64_t vcpu_ns, guest_ns, vmm_ns, halted_ns;	/* time:* */
+	uint64_t user_ns, kernel_ns;	/* guest_ns split by sampling */
+	uint64_t samples;		/* how many samples split it */
+	uint64_t kernel_insns;		/* kvm:insn_emulation */
+	uint64_t kvm_exits, pf_fixed;	/* kvm:exits, kvm:pf_fixed */
+	uint64_t vmm_exits;		/* sum of vmm-exit:* */
+	uint64_t syscalls, page_faults, timer, ipi, pmi, debug; /* kentry:* */
+	struct {
+		char name[24];
+		uint64_t count;
+	} top[BENCH_TOP_SYSCALLS];	/* most frequent system calls first */
+	int ntop;
+};
+
 struct bench_wl_result {
 	const char *name;
 	bool have_overhead;	/* the overhead part ran */
@@ -34,6 +51,8 @@ struct bench_wl_result {
 	bool have_preempt;	/* the host-preemption part ran */
 	double idle_cycles;	/* median idle offset count of those rounds */
 	double preempt_ratio[NPREEMPT];	/* median loaded / idle offset, per round */
+	bool have_kernel;	/* the kernel part ran */
+	struct bench_kernel kern;
 };
 
 struct bench_results {
@@ -52,6 +71,8 @@ struct bench_results {
  */
 int bench_parse_stat_csv(const char *text, const char *event, uint64_t *out);
 int bench_parse_stepcount(const char *text, const char *event, uint64_t *out);
+/* `vmm stat --breakdown -x,` lines into k: 0, or -1 when a line is missing. */
+int bench_parse_breakdown(const char *text, struct bench_kernel *k);
 
 /* Step source minus oracle, at the tiny size alone (start-up included). */
 int64_t bench_step_startup_diff(const struct bench_wl_result *r);
@@ -63,6 +84,8 @@ int64_t bench_step_work_diff(const struct bench_wl_result *r);
 
 void bench_write_json(FILE *f, const struct bench_results *res);
 void bench_write_csv(FILE *f, const struct bench_results *res);
+/* "docs/results.png" -> "docs/results-time.png": the kernel part's chart. */
+void bench_time_plot_name(const char *plot, char *buf, size_t len);
 /* plot: the chart's file name to link, or NULL. */
 void bench_write_markdown(FILE *f, const struct bench_results *res,
 			  const char *plot);

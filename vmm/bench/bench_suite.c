@@ -11,6 +11,8 @@
  *             (tests/tools/stepcount) at sizes micro and tiny
  *   preempt   cycles with each policy while spinners oversubscribe the
  *             host, against an idle offset run in the same round
+ *   kernel    where the time goes: one `vmm stat --breakdown` run (guest,
+ *             VMM and halted time, KVM's statistics, kernel entries)
  *
  * Prints a summary; writes JSON, CSV and Markdown (docs/results.md through
  * `vmm bench report`).  bench_results.c formats, this file runs things.
@@ -36,7 +38,10 @@ static const char *const wl_names[] = {
 #define NWL (sizeof(wl_names) / sizeof(wl_names[0]))
 #define MAX_REPS 100
 
-enum { PART_OVERHEAD = 1, PART_STEP = 2, PART_PREEMPT = 4, PART_ALL = 7 };
+enum {
+	PART_OVERHEAD = 1, PART_STEP = 2, PART_PREEMPT = 4, PART_KERNEL = 8,
+	PART_ALL = 15
+};
 
 struct suite {
 	char self[4096];	/* this vmm */
@@ -240,6 +245,29 @@ static int suite_preempt(const struct suite *s, struct bench_wl_result *r)
 	return 0;
 }
 
+/*
+ * One run: the entry counts are exact and the same from run to run, and
+ * the times are those of this run, whose parts add up.  No counter is
+ * asked for (task-clock is not counted by the tsc source), so nothing
+ * but the breakdown's own registration adds to what it shows.
+ */
+static int suite_kernel(const struct suite *s, struct bench_wl_result *r)
+{
+	char *argv[] = { (char *)s->self, "stat", "--breakdown", "-x,", "-o",
+			 (char *)s->countfile, "-e", "task-clock", "--source",
+			 "tsc", (char *)s->prog, (char *)s->size, NULL };
+	static char text[65536];
+	struct bench_run o;
+
+	suite_progress(s, "kernel", 0);
+	if (bench_run(argv, false, -1, &o) ||
+	    countfile_read(s, text, sizeof(text)) ||
+	    bench_parse_breakdown(text, &r->kern))
+		return suite_fail(r->name, "kernel breakdown");
+	r->have_kernel = true;
+	return 0;
+}
+
 static void suite_print(const struct bench_wl_result *r)
 {
 	printf("%-11s", r->name);
@@ -257,6 +285,13 @@ static void suite_print(const struct bench_wl_result *r)
 	if (r->have_preempt)
 		printf("  loaded/idle %.2f %.2f %.2f", r->preempt_ratio[0],
 		       r->preempt_ratio[1], r->preempt_ratio[2]);
+	if (r->have_kernel)
+		printf("  user/kernel/vmm ms %.1f/%.1f/%.1f kinsns %llu sys %llu "
+		       "pf %llu", r->kern.user_ns / 1e6, r->kern.kernel_ns / 1e6,
+		       r->kern.vmm_ns / 1e6,
+		       (unsigned long long)r->kern.kernel_insns,
+		       (unsigned long long)r->kern.syscalls,
+		       (unsigned long long)r->kern.page_faults);
 	printf("\n");
 	fflush(stdout);
 }
@@ -294,10 +329,46 @@ static void suite_plot(const struct bench_results *res, const char *plot)
 		fprintf(stderr, "vmm: bench suite: gnuplot failed; no plot\n");
 }
 
+/* The kernel part: each workload's vCPU time, stacked by where it went. */
+static void suite_plot_time(const struct bench_results *res, const char *plot)
+{
+	FILE *f = popen("gnuplot > /dev/null 2>&1", "w");
+	char name[4096];
+
+	if (!f)
+		return;
+	bench_time_plot_name(plot, name, sizeof(name));
+	fprintf(f, "set terminal png size 900,420\n"
+		"set output '%s'\nset style data histogram\n"
+		"set style histogram rowstacked\nset boxwidth 0.6\n"
+		"set style fill solid 0.8\nset key top right\n"
+		"set ylabel 'ms of vCPU time'\n"
+		"set title 'perfvisor: where the time goes (size %s; user "
+		"and kernel sampled)'\n"
+		"plot '-' using 2:xtic(1) title 'user', '' using 3 title "
+		"'kernel (emulated)', '' using 4 title 'VMM (exits)', "
+		"'' using 5 title 'halted'\n", name, res->size);
+	for (int k = 0; k < 4; k++) {
+		for (size_t w = 0; w < res->n; w++) {
+			const struct bench_kernel *t = &res->wl[w].kern;
+
+			fprintf(f, "%s %.3f %.3f %.3f %.3f\n",
+				res->wl[w].name, t->user_ns / 1e6,
+				t->kernel_ns / 1e6, t->vmm_ns / 1e6,
+				t->halted_ns / 1e6);
+		}
+		fprintf(f, "e\n");
+	}
+	if (pclose(f))
+		fprintf(stderr, "vmm: bench suite: gnuplot failed; no plot\n");
+}
+
 /* "overhead,step" -> PART_OVERHEAD | PART_STEP; -1 on an unknown part. */
 static int parts_parse(const char *list)
 {
-	static const char *const names[] = { "overhead", "step", "preempt" };
+	static const char *const names[] = {
+		"overhead", "step", "preempt", "kernel",
+	};
 	char buf[256], *save, *tok;
 	int parts = 0;
 
@@ -305,9 +376,9 @@ static int parts_parse(const char *list)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
-		for (i = 0; i < 3 && strcmp(tok, names[i]); i++)
+		for (i = 0; i < 4 && strcmp(tok, names[i]); i++)
 			;
-		if (i == 3)
+		if (i == 4)
 			return -1;
 		parts |= 1 << i;
 	}
@@ -371,6 +442,8 @@ static int suite_workload(struct suite *s, size_t w,
 		return -1;
 	if ((s->parts & PART_PREEMPT) && suite_preempt(s, r))
 		return -1;
+	if ((s->parts & PART_KERNEL) && suite_kernel(s, r))
+		return -1;
 	suite_progress_end();
 	suite_print(r);
 	return 0;
@@ -391,6 +464,8 @@ static void suite_write(const struct bench_results *res, const char *json,
 	}
 	if (plot && res->wl[0].have_overhead)
 		suite_plot(res, plot);
+	if (plot && res->wl[0].have_kernel)
+		suite_plot_time(res, plot);
 	if (md && (f = fopen(md, "w"))) {
 		bench_write_markdown(f, res, plot ? (strrchr(plot, '/') ?
 				     strrchr(plot, '/') + 1 : plot) : NULL);
@@ -402,7 +477,7 @@ static void suite_usage(FILE *f)
 {
 	fputs("usage: vmm bench suite [--size micro|tiny|test|train|ref] "
 	      "[--reps N]\n"
-	      "         [--parts overhead,step,preempt] [--workloads NAME,...] "
+	      "         [--parts overhead,step,preempt,kernel] [--workloads NAME,...] "
 	      "[--oracle STEPCOUNT]\n"
 	      "         [--json F] [--csv F] [--markdown F] [--plot F.png]\n", f);
 }
@@ -455,7 +530,7 @@ int bench_suite(int argc, char **argv)
 	}
 	if (s.parts < 0) {
 		fprintf(stderr, "vmm: bench suite: --parts takes a list of "
-			"overhead, step, preempt\n");
+			"overhead, step, preempt, kernel\n");
 		return VMM_EXIT_ERROR;
 	}
 	/* One more CPU-bound process than the host has CPUs. */

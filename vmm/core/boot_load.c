@@ -82,6 +82,8 @@ int boot_params_fill(struct pv_boot_params *bp, const struct vmm_config *cfg,
 	bp->flags = cfg->verbose ? PV_BOOT_VERBOSE : 0;
 	if (cfg->verbose > 1)
 		bp->flags |= PV_BOOT_TRACE;
+	if (cfg->stat_mode && cfg->stat.breakdown)
+		bp->flags |= PV_BOOT_KSTAT;
 	for (int fd = 0; fd < 3; fd++)
 		if (isatty(fd))
 			bp->flags |= PV_BOOT_TTY(fd);

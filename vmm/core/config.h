@@ -22,6 +22,7 @@ struct vmm_stat {
 	uint16_t event[VMM_STAT_EVENTS];	/* PV_EVENT() */
 	unsigned int mode[VMM_STAT_EVENTS];	/* PMU_MODE_* */
 	bool per_thread;
+	bool breakdown;			/* --breakdown: where the time goes */
 	bool json;
 	const char *sep;		/* -x: CSV as perf stat -x */
 	const char *output;		/* -o FILE, else stderr */

@@ -12,6 +12,7 @@
 
 #include "guest_mem.h"
 #include "hypercall.h"
+#include "kstat.h"
 #include "layout.h"
 #include "stat.h"
 #include "vcpu.h"
@@ -217,12 +218,23 @@ static int64_t hc_sample(struct vcpu *v, uint64_t gpa)
 	return 0;
 }
 
+/* The guest kernel's entry counts, read when it has stopped (tools/). */
+static int64_t hc_kstat(struct vcpu *v, uint64_t gpa, uint64_t size)
+{
+	if (size != sizeof(struct pv_kstat) || (gpa & 7) ||
+	    !vm_gpa_to_hva(v->vm, gpa, size))
+		return -EINVAL;
+	v->vm->kstat_gpa = gpa;
+	return 0;
+}
+
 enum exit_result hypercall_dispatch(struct vcpu *v)
 {
 	struct kvm_regs *r = vcpu_regs(v);
 	int64_t ret;
 
 	v->hypercalls++;
+	v->hypercall_nr = r->rax;
 	switch (r->rax) {
 	case PV_HC_EXIT:
 		vm_request_stop(v->vm, VM_STOP_EXIT, (int)(r->rdi & HC_EXIT_STATUS), NULL);
@@ -252,6 +264,9 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		break;
 	case PV_HC_STAT_THREAD:
 		ret = hc_stat_thread(v, r->rdi);
+		break;
+	case PV_HC_KSTAT:
+		ret = hc_kstat(v, r->rdi, r->rsi);
 		break;
 	case PV_HC_MEMCPY:
 		ret = hc_memcpy(v, r->rdi, r->rsi, r->r10);

@@ -211,7 +211,22 @@ static void vcpu_pmu_timer_arm(struct vcpu *v)
 	v->pmu.timer_armed = true;
 }
 
-/* record -a: the VMM's own time per exit reason (Xenoprof, Du et al.). */
+/* The mode at this exit: a signal finds a vCPU in HLT at CPL0, halted. */
+static int vcpu_pmu_mode(struct vcpu *v)
+{
+	struct kvm_mp_state mp;
+
+	if ((v->run->s.regs.sregs.cs.selector & 3) == 3)
+		return VM_MODE_USER;
+	if (v->run->exit_reason == KVM_EXIT_INTR &&
+	    !ioctl(v->fd, KVM_GET_MP_STATE, &mp) &&
+	    mp.mp_state == KVM_MP_STATE_HALTED)
+		return VM_MODE_HALTED;
+	return VM_MODE_KERNEL;
+}
+
+/* record -a: the VMM's own time per exit reason (Xenoprof, Du et al.);
+ * stat --breakdown: the mode at a sampling signal too. */
 static void vcpu_pmu_exit_time(struct vcpu *v)
 {
 	const struct vm_observer *o = v->vm->observer;
@@ -219,10 +234,14 @@ static void vcpu_pmu_exit_time(struct vcpu *v)
 	uint64_t now = __rdtsc();
 	int hc = -1;
 
-	if (!o || !o->exit_time || !v->pmu.exit_tsc)
+	if (!o || !v->pmu.exit_tsc)
+		return;
+	if (o->exit_mode)
+		o->exit_mode(o->ctx, v->id, run->exit_reason, vcpu_pmu_mode(v));
+	if (!o->exit_time)
 		return;
 	if (run->exit_reason == KVM_EXIT_IO && run->io.port == PV_HC_PORT)
-		hc = run->s.regs.regs.rax & HC_NR_BITS;
+		hc = v->hypercall_nr & HC_NR_BITS;	/* rax: its result */
 	o->exit_time(o->ctx, v->id, run->exit_reason, hc,
 		     (now - v->vm->boot_tsc) * 1000000 / v->vm->tsc_khz,
 		     now - v->pmu.exit_tsc);

@@ -34,9 +34,15 @@ struct vm_observer {
 	 * hypercall is its number for a hypercall exit, else -1. */
 	void (*exit_time)(void *ctx, int cpu, uint32_t exit_reason,
 			  int hypercall, uint64_t time_ns, uint64_t cycles);
+	/* After each exit, on the vCPU's own thread: the mode the vCPU was
+	 * in (what a host signal's KVM_EXIT_INTR samples), enum vm_mode. */
+	void (*exit_mode)(void *ctx, int cpu, uint32_t exit_reason, int mode);
 	/* The guest stopped; the vCPUs' state is still there to read. */
 	void (*end)(void *ctx, const struct vm *vm);
 };
+
+/* A vCPU's mode at an exit; halted is told only for KVM_EXIT_INTR. */
+enum vm_mode { VM_MODE_USER, VM_MODE_KERNEL, VM_MODE_HALTED };
 
 struct vcpu {
 	struct vm *vm;
@@ -47,6 +53,7 @@ struct vcpu {
 	pthread_t thread;
 	uint64_t exits;			/* all exits handled by this vCPU */
 	uint64_t hypercalls;
+	uint64_t hypercall_nr;		/* the last one's: rax holds its result */
 	struct vcpu_pmu pmu;		/* this vCPU's virtual PMU glue */
 };
 
@@ -69,6 +76,7 @@ struct vm {
 	struct pmu *pmu;
 	bool steal_time;		/* KVM offers the steal-time MSR */
 	const struct vm_observer *observer;	/* the tool watching, or NULL */
+	uint64_t kstat_gpa;		/* struct pv_kstat (PV_HC_KSTAT), or 0 */
 	uint64_t boot_tsc;
 	pthread_t populate_thread;
 	bool populate_started;

@@ -12,6 +12,7 @@
 
 #include "boot.h"
 #include "boot_load.h"
+#include "breakdown.h"
 #include "pmu.h"
 #include "stat.h"
 #include "stat_report.h"
@@ -50,10 +51,32 @@ static void stat_thread_exit(void *ctx, const struct pv_stat_record *r)
 	stat_record_add(run, run->st, r);
 }
 
+/* --breakdown: the VMM's time for each exit. */
+static void stat_exit_time(void *ctx, int cpu, uint32_t exit_reason,
+			   int hypercall, uint64_t time_ns, uint64_t cycles)
+{
+	struct stat_run *run = ctx;
+
+	(void)cpu;
+	(void)time_ns;
+	breakdown_exit(run->bd, exit_reason, hypercall, cycles);
+}
+
+static void stat_exit_mode(void *ctx, int cpu, uint32_t exit_reason,
+			   int mode)
+{
+	struct stat_run *run = ctx;
+
+	breakdown_exit_mode(run->bd, cpu, exit_reason, mode);
+}
+
 /* The conservation check's material: what the vCPUs counted in all. */
 static void stat_vm_end(void *ctx, const struct vm *vm)
 {
 	struct stat_run *run = ctx;
+
+	if (run->bd)
+		breakdown_vm_end(run->bd, vm);
 
 	for (int c = 0; c < vm->ncpus; c++) {
 		struct pmu_vcpu_stats ps;
@@ -90,6 +113,13 @@ const struct vm_observer *stat_prepare(const struct vmm_stat *st,
 		.thread_exit = stat_thread_exit,
 		.end = stat_vm_end,
 	};
+	if (st->breakdown) {
+		run->bd = calloc(1, sizeof(*run->bd));
+		if (run->bd) {
+			run->observer.exit_time = stat_exit_time;
+			run->observer.exit_mode = stat_exit_mode;
+		}
+	}
 	return &run->observer;
 }
 
@@ -123,6 +153,8 @@ void stat_record_add(struct stat_run *run, const struct vmm_stat *st,
 void stat_run_free(struct stat_run *run)
 {
 	free(run->threads);
+	free(run->bd);
+	run->bd = NULL;
 	run->threads = NULL;
 	run->nthreads = run->cap = 0;
 }
@@ -258,6 +290,9 @@ void stat_print(FILE *f, const struct vmm_config *cfg,
 	}
 	if (human)
 		fprintf(f, "\n %17.9f seconds time elapsed\n\n", el);
+	/* Of the last run: counts of kinds, not one number to average. */
+	if (last->bd)
+		breakdown_print(f, st, last->bd);
 	/* -v: the threads' sum against the vCPUs' totals (conservation:
 	 * equal for user-only step counts, where nothing else runs). */
 	if (cfg->verbose) {

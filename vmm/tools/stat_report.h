@@ -10,6 +10,7 @@
 #include "vm.h"
 
 struct boot_pmu;
+struct breakdown;
 struct pmu;
 struct pv_stat_record;
 
@@ -32,6 +33,7 @@ struct stat_run {
 	uint64_t vcpu_total[VMM_STAT_EVENTS];	/* sum over vCPUs at the end */
 	uint64_t switch_hcalls;		/* PV_HC_PMU_SWITCH over all vCPUs */
 	const struct vmm_stat *st;	/* what was asked for */
+	struct breakdown *bd;		/* --breakdown, or NULL */
 	struct vm_observer observer;	/* run, listening to the VM */
 };
 
