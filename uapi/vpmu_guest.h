@@ -128,14 +128,21 @@ pv_vpmu_log(const volatile struct pv_vpmu_thread_counter *t, uint64_t phys_star)
 /*
  * One attempt at a lock-free read of thread page tp's counter idx on
  * vCPU page vp (the page of tp->smp_id, as read after pv_seq_read_begin()
- * of tp->seq returned ts).  False when a page changed meanwhile: retry.
+ * of tp->seq returned ts).  False when a page changed meanwhile: retry
+ * from tp->seq.  A vCPU page in mid-write is a retry too, not a wait on
+ * that page: the thread may have moved to another vCPU meanwhile, and the
+ * page it left may stay odd while its vCPU is stopped.
  */
 static inline bool
 pv_vpmu_read_try(const volatile struct pv_vpmu_thread_page *tp, uint32_t ts,
 		 const volatile struct pv_vpmu_vcpu_page *vp, unsigned int idx,
 		 uint64_t tsc, uint64_t *val)
 {
-	uint32_t vs = pv_seq_read_begin(&vp->seq);
+	uint32_t vs = vp->seq;
+
+	if (vs & 1)
+		return false;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 
 	*val = pv_vpmu_log(&tp->ctr[idx],
 			   pv_vpmu_phys_star_unlocked(vp, idx, tsc));
