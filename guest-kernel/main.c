@@ -67,7 +67,7 @@ static void init_start(struct pv_boot_params *bp)
 	t = task_create_first(p);
 	if (!t)
 		panic("out of memory for the first task");
-	pmu_task_init(t, NULL);
+	kpmu_task_init(t, NULL);
 	exec_frame_init(t->tf, &res);
 	sched_enqueue(t);
 }
@@ -107,7 +107,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 		while (!bsp_ready)
 			__builtin_ia32_pause();
 		cpu_start(cpu_id);
-		pmu_cpu_init(&cpus[cpu_id]);
+		kpmu_cpu_init(&cpus[cpu_id]);
 		bkl_lock();
 		sched_idle();
 	}
@@ -124,7 +124,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	cpu_start(0);
 	pmem_init(bp);
 	mm_init_kernel();
-	pmu_cpu_init(&cpus[0]);
+	kpmu_cpu_init(&cpus[0]);
 	if (vfs_init(P2V(bp->initrd_phys), bp->initrd_size))
 		panic("malformed initramfs");
 	if (kverbose)

@@ -61,7 +61,7 @@ static void perf_reload(struct task *t)
 	struct pv_vpmu_thread_page *tp = t->tpage;
 
 	tp->config_id = config_hash(tp);
-	pmu_task_config_changed(t);
+	kpmu_task_config_changed(t);
 	/* Fold what ran so far and restart with the new configuration. */
 	hcall(PV_HC_PMU_SWITCH, V2P(tp), V2P(tp), 0);
 }
@@ -73,7 +73,7 @@ static void perf_reload(struct task *t)
  */
 static u64 event_raw(struct perf_event *e)
 {
-	u64 c = pmu_task_count(e->owner, e->idx);
+	u64 c = kpmu_task_count(e->owner, e->idx);
 
 	if (e->period)
 		c = e->overflows * e->period +
@@ -123,7 +123,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	}
 	if (attr.flags & PV_PERF_ATTR_FREQ)
 		return -EINVAL;
-	if (!t->tpage && pmu_task_alloc_page(t))
+	if (!t->tpage && kpmu_task_alloc_page(t))
 		return -ENOMEM;
 	tp = t->tpage;
 	for (idx = 0; idx < PV_VPMU_NR_GP; idx++)
@@ -283,7 +283,7 @@ void perf_event_release(struct perf_event *e)
 		if (t == current_task())
 			perf_reload(t);
 		else
-			pmu_task_config_changed(t);
+			kpmu_task_config_changed(t);
 	}
 	kfree(e);
 }
@@ -302,7 +302,7 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 	at = (e->overflows + 1) * e->period + e->child_counts - e->base;
 	/* Re-arm: the next overflow comes 'period' events after this one;
 	 * events past the wrap (skid) carry over. */
-	pmu_rearm(idx, e->period);
+	kpmu_rearm(idx, e->period);
 	e->overflows++;
 	/* A disabled event does not overflow, but an overflow from before
 	 * the disable can arrive after it: delivery waits for the owner

@@ -37,7 +37,7 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
 
 #define MASK48			PV_VPMU_MASK
 
-void pmu_cpu_init(struct cpu *c)
+void kpmu_cpu_init(struct cpu *c)
 {
 	u64 pa = page_alloc_zero();
 
@@ -69,7 +69,7 @@ static void task_masks(struct task *t)
 	t->pmu_int_mask = m.intr;
 }
 
-int pmu_task_alloc_page(struct task *t)
+int kpmu_task_alloc_page(struct task *t)
 {
 	u64 pa = page_alloc_zero();
 
@@ -80,21 +80,21 @@ int pmu_task_alloc_page(struct task *t)
 	return 0;
 }
 
-void pmu_task_config_changed(struct task *t)
+void kpmu_task_config_changed(struct task *t)
 {
 	task_masks(t);
 }
 
 /* New task: inherit the parent's configuration (perf's inherit), or the
  * `vmm stat` / `vmm record` events for the first task. */
-void pmu_task_init(struct task *t, struct task *parent)
+void kpmu_task_init(struct task *t, struct task *parent)
 {
 	struct pv_vpmu_thread_page *tp;
 
 	if (!(parent ? parent->tpage != NULL
 		     : boot_params->stat_nr || boot_params->record_period))
 		return;
-	if (pmu_task_alloc_page(t))
+	if (kpmu_task_alloc_page(t))
 		return;
 	tp = t->tpage;
 	if (parent) {
@@ -109,11 +109,11 @@ void pmu_task_init(struct task *t, struct task *parent)
 		for (int i = 0; i < PV_VPMU_NR_GP; i++)
 			if (tp->evtsel[i] & PV_EVTSEL_INT)
 				tp->ctr[i].saved = parent->tpage->ctr[i].saved ?
-					pmu_sample_start(i) : 0;
+					kpmu_sample_start(i) : 0;
 	} else if (boot_params->record_period) {
 		tp->evtsel[0] = boot_params->record_evtsel | PV_EVTSEL_INT;
 		tp->global_ctrl = 1;
-		tp->ctr[0].saved = pmu_sample_start(0);
+		tp->ctr[0].saved = kpmu_sample_start(0);
 		tp->nr_map = 1;
 		tp->config_id = 2;
 	} else {
@@ -153,7 +153,7 @@ static struct pv_vpmu_masks task_pmu_masks(const struct task *t)
  * The switch point, by the rule the VMM's policy published in the vCPU
  * page: one batched hypercall, or the switch done here without exit.
  */
-void pmu_switch(struct task *prev, struct task *next, struct cpu *c)
+void kpmu_switch(struct task *prev, struct task *next, struct cpu *c)
 {
 	const struct pv_vpmu_vcpu_page *vp = c->vpage;
 	struct task *out = prev->tpage ? prev : NULL;
@@ -205,20 +205,20 @@ static u64 task_count(struct task *t, int i)
 	return loaded ? tp->ctr[i].saved : tp->ctr[i].sum;
 }
 
-u64 pmu_task_count(struct task *t, int idx)
+u64 kpmu_task_count(struct task *t, int idx)
 {
 	return t->tpage ? task_count(t, idx) : 0;
 }
 
 /* The counter value an interrupting counter starts (and restarts) at. */
-u64 pmu_sample_start(int idx)
+u64 kpmu_sample_start(int idx)
 {
 	(void)idx;
 	return (PV_VPMU_MASK + 1 - boot_params->record_period) & PV_VPMU_MASK;
 }
 
 /* Thread exit: report its counts to the VMM (`vmm stat`). */
-void pmu_task_exit(struct task *t)
+void kpmu_task_exit(struct task *t)
 {
 	struct pv_stat_record r;
 	u64 now = rdtsc();
@@ -244,7 +244,7 @@ void pmu_task_exit(struct task *t)
 	hcall(PV_HC_STAT_THREAD, V2P(&r), 0, 0);
 }
 
-void pmu_task_free(struct task *t)
+void kpmu_task_free(struct task *t)
 {
 	if (t->tpage)
 		page_free(V2P(t->tpage));
@@ -253,7 +253,7 @@ void pmu_task_free(struct task *t)
 
 /* ---- the step source: exact user instructions by single-stepping ---- */
 
-void pmu_user_return(struct task *t, struct trapframe *tf)
+void kpmu_user_return(struct task *t, struct trapframe *tf)
 {
 	const struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
 
@@ -315,7 +315,7 @@ static u64 insn_flags(struct task *t, u64 rip)
  * overflow deadlines.  The instruction that just retired began at
  * t->step_rip, the RIP of the previous return to user mode.
  */
-bool pmu_debug_trap(struct trapframe *tf)
+bool kpmu_debug_trap(struct trapframe *tf)
 {
 	struct task *t = current_task();
 	struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
@@ -334,7 +334,7 @@ bool pmu_debug_trap(struct trapframe *tf)
 	return true;
 }
 
-void pmu_count_trap_insn(struct task *t)
+void kpmu_count_trap_insn(struct task *t)
 {
 	struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
 
@@ -351,7 +351,7 @@ static u64 rdmsr64(u32 msr)
 }
 
 /* Restart an interrupting counter one period after its last overflow. */
-void pmu_rearm(int idx, u64 period)
+void kpmu_rearm(int idx, u64 period)
 {
 	u64 pmc = rdmsr64(PV_MSR_IA32_A_PMC0 + idx);
 
@@ -360,7 +360,7 @@ void pmu_rearm(int idx, u64 period)
 }
 
 /* `vmm record`: one sample of the interrupted context. */
-static void pmu_sample(struct task *t, struct trapframe *tf, int idx)
+static void kpmu_sample(struct task *t, struct trapframe *tf, int idx)
 {
 	struct pv_sample s;
 
@@ -374,7 +374,7 @@ static void pmu_sample(struct task *t, struct trapframe *tf, int idx)
 	memcpy(s.comm, t->comm, sizeof(s.comm));
 	hcall(PV_HC_SAMPLE, V2P(&s), 0, 0);
 	/* The next sample one period on; events past the wrap carry over. */
-	pmu_rearm(idx, boot_params->record_period);
+	kpmu_rearm(idx, boot_params->record_period);
 }
 
 /*
@@ -384,7 +384,7 @@ static void pmu_sample(struct task *t, struct trapframe *tf, int idx)
  * raises it again when the thread resumes (Perfctr-Xen's "mark pending,
  * deliver on next resume").
  */
-void pmu_pmi(struct trapframe *tf)
+void kpmu_pmi(struct trapframe *tf)
 {
 	struct task *t = current_task();
 	u64 status = rdmsr64(PV_MSR_IA32_PERF_GLOBAL_STATUS);
@@ -405,6 +405,6 @@ void pmu_pmi(struct trapframe *tf)
 		if (!(status & (1ull << i)))
 			continue;
 		if (!perf_event_overflow(t, i, tf) && boot_params->record_period)
-			pmu_sample(t, tf, i);
+			kpmu_sample(t, tf, i);
 	}
 }

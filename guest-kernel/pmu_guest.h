@@ -15,23 +15,23 @@ struct task;
 struct cpu;
 struct trapframe;
 
-void pmu_cpu_init(struct cpu *c);
+void kpmu_cpu_init(struct cpu *c);
 /* The switch point: prev's counts folded, next's started (a-mode), or
  * one batched hypercall when the policy needs the VMM (i-mode). */
-void pmu_switch(struct task *prev, struct task *next, struct cpu *c);
-void pmu_task_init(struct task *t, struct task *parent);
-void pmu_task_exit(struct task *t);
-int pmu_task_alloc_page(struct task *t);
-void pmu_task_config_changed(struct task *t);
-uint64_t pmu_task_count(struct task *t, int idx);
-void pmu_task_free(struct task *t);
+void kpmu_switch(struct task *prev, struct task *next, struct cpu *c);
+void kpmu_task_init(struct task *t, struct task *parent);
+void kpmu_task_exit(struct task *t);
+int kpmu_task_alloc_page(struct task *t);
+void kpmu_task_config_changed(struct task *t);
+uint64_t kpmu_task_count(struct task *t, int idx);
+void kpmu_task_free(struct task *t);
 /* Before returning to user mode: single-step when the step source runs. */
-void pmu_user_return(struct task *t, struct trapframe *tf);
+void kpmu_user_return(struct task *t, struct trapframe *tf);
 /* A user instruction retired without a #DB (syscall, int $0x80). */
-void pmu_count_trap_insn(struct task *t);
-bool pmu_debug_trap(struct trapframe *tf);
-uint64_t pmu_sample_start(int idx);
-void pmu_rearm(int idx, uint64_t period);
-void pmu_pmi(struct trapframe *tf);
+void kpmu_count_trap_insn(struct task *t);
+bool kpmu_debug_trap(struct trapframe *tf);
+uint64_t kpmu_sample_start(int idx);
+void kpmu_rearm(int idx, uint64_t period);
+void kpmu_pmi(struct trapframe *tf);
 
 #endif

@@ -169,7 +169,7 @@ s64 sys_clone(u64 flags, u64 newsp, u64 ptid, u64 ctid, u64 tls, u64 a5)
 		mm_put_u32(np->mm, ctid, t->tid);
 	if (flags & CLONE_CHILD_CLEARTID)
 		t->clear_child_tid = ctid;
-	pmu_task_init(t, p);
+	kpmu_task_init(t, p);
 	task_prepare(t);
 	task_register(t);
 	ntasks++;
@@ -362,7 +362,7 @@ void task_exit(int wstatus)
 			futex_wake_addr(t->mm, t->clear_child_tid, 1);
 	}
 	vfork_release(t);
-	pmu_task_exit(t);
+	kpmu_task_exit(t);
 	p->utime_tsc += t->run_tsc + (rdtsc() - t->switched_in_tsc);
 	if (!p->exiting)
 		p->exit_status = wstatus;

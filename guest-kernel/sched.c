@@ -64,7 +64,7 @@ void task_free(struct task *t)
 			break;
 		}
 	}
-	pmu_task_free(t);
+	kpmu_task_free(t);
 	t->run_next = kstack_free;
 	kstack_free = t;
 }
@@ -147,7 +147,7 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 
 	prev->run_tsc += now - prev->switched_in_tsc;
 	next->switched_in_tsc = now;
-	pmu_switch(prev, next, c);
+	kpmu_switch(prev, next, c);
 	if (prev->mm)
 		fxsave(prev->fxsave);
 	next->state = TASK_RUNNING;
@@ -323,7 +323,7 @@ __attribute__((used)) void return_to_user(struct trapframe *tf)
 			break;
 		signal_deliver(tf);
 	}
-	pmu_user_return(t, tf);
+	kpmu_user_return(t, tf);
 	bkl_unlock();
 }
 

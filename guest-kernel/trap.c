@@ -71,7 +71,7 @@ static void trap_irq(struct trapframe *tf)
 		sched_tick();
 	}
 	else if (tf->vector == VEC_PMI)
-		pmu_pmi(tf);
+		kpmu_pmi(tf);
 	/* VEC_RESCHED only wakes a halted CPU: the idle loop looks. */
 	if ((tf->cs & 3) == 3) {
 		bkl_lock();
@@ -119,7 +119,7 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	if (v == VEC_INT80 && (tf->cs & 3) == 3) {
 		/* Standard KVM: the DPL 3 gate, RIP already past `cd 80`. */
 		bkl_lock();
-		pmu_count_trap_insn(t);
+		kpmu_count_trap_insn(t);
 		syscall_i386(tf);
 		return_to_user(tf);
 		return;
@@ -152,12 +152,12 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	bkl_lock();
 	if (v == 6 && trap_is_int80(tf)) {
 		tf->rip += 2;
-		pmu_count_trap_insn(t);
+		kpmu_count_trap_insn(t);
 		syscall_i386(tf);
 		return_to_user(tf);
 		return;
 	}
-	if (v == 1 && pmu_debug_trap(tf)) {
+	if (v == 1 && kpmu_debug_trap(tf)) {
 		return_to_user(tf);
 		return;
 	}
