@@ -276,7 +276,7 @@ static bool vma_same(const struct vma *a, const struct vma *b)
  * mprotect()ing one more piece at a time, and unmerged pieces would fill
  * the list.
  */
-int vma_add(struct mm *mm, const struct vma *n)
+static int vma_add(struct mm *mm, const struct vma *n)
 {
 	struct vma *prev, *next;
 	int i;
@@ -546,10 +546,8 @@ static s64 mm_discard(struct mm *mm, u64 start, u64 end)
 		e = mm_walk(mm, va, false, &huge);
 		if (e && huge && (*e & PTE_ADDR)) {
 			zero_run(&run_pa, &run_len);
-			run_pa = (*e & PTE_ADDR & ~(PV_HUGE_SIZE - 1)) +
-				 (va & (PV_HUGE_SIZE - 1));
-			run_len = lim - va;
-			zero_run(&run_pa, &run_len);
+			hcall(PV_HC_ZERO, (*e & PTE_ADDR & ~(PV_HUGE_SIZE - 1)) +
+			      (va & (PV_HUGE_SIZE - 1)), lim - va, 0);
 		}
 		if (!e || huge) {
 			va = lim;
@@ -626,17 +624,16 @@ static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
 				return -ENOMEM;
 		}
 		e = mm_walk(mm, old + off, false, &huge);
-		if (e && (*e & PTE_P)) {
+		/* A PROT_NONE page (not present) moves with its frame too. */
+		if (e && *e) {
+			bool present = *e & PTE_P;
+
 			if (mm_map_page(mm, new + off, *e & PTE_ADDR,
 					*e & ~PTE_ADDR))
 				return -ENOMEM;
 			*e = 0;
-			invlpg(old + off);
-		} else if (e && *e) {		/* PROT_NONE: keep its frame */
-			if (mm_map_page(mm, new + off, *e & PTE_ADDR,
-					*e & ~PTE_ADDR))
-				return -ENOMEM;
-			*e = 0;
+			if (present)
+				invlpg(old + off);
 		}
 		off += PAGE_SIZE;
 	}

@@ -49,7 +49,6 @@ u64 *mm_walk(struct mm *mm, u64 va, bool create, bool *huge);
 int mm_populate(struct mm *mm, u64 start, u64 end, u32 prot);
 void mm_unmap_range(struct mm *mm, u64 start, u64 end);
 int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge);
-int vma_add(struct mm *mm, const struct vma *n);
 void vma_remove(struct mm *mm, u64 start, u64 end);
 struct vma *vma_find(struct mm *mm, u64 va);
 
