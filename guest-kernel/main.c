@@ -5,6 +5,7 @@
  * program from the initramfs and enters it.
  */
 #include "exec.h"
+#include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
 #include "pmu_guest.h"
@@ -123,6 +124,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	idt_init(kcopy_native);
 	cpu_start(0);
 	pmem_init(bp);
+	fpu_init(bp);
 	mm_init_kernel();
 	kpmu_cpu_init(&cpus[0]);
 	if (vfs_init(P2V(bp->initrd_phys), bp->initrd_size))

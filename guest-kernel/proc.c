@@ -5,6 +5,7 @@
  * handlers its threads share.
  */
 #include "exec.h"
+#include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
 #include "pmu_guest.h"
@@ -54,13 +55,6 @@ static void task_prepare(struct task *t)
 }
 
 /* The FPU state a fresh program starts with (x87 and SSE defaults). */
-static void fpu_init_state(u8 *area)
-{
-	memset(area, 0, 512);
-	*(u16 *)area = 0x37f;			/* FCW */
-	*(u32 *)(area + 24) = 0x1f80;		/* MXCSR */
-}
-
 /*
  * Write a 32-bit value into another address space (fork's child tid), as a
  * user store would: only to a user-writable page.  Every mm shares the
@@ -94,7 +88,7 @@ struct task *task_create_first(struct proc *p)
 	t->tid = p->pid;
 	t->proc = p;
 	t->mm = p->mm;
-	fpu_init_state(t->fxsave);
+	fpu_reset(t);
 	memcpy(t->comm, p->comm, sizeof(t->comm));
 	task_prepare(t);
 	task_register(t);
@@ -121,7 +115,7 @@ s64 sys_clone(u64 flags, u64 newsp, u64 ptid, u64 ctid, u64 tls, u64 a5)
 	if (newsp)
 		t->tf->rsp = newsp;
 	/* The parent's FPU registers are live: save them into the child. */
-	__asm__ volatile("fxsaveq %0" : "=m"(*(u8 (*)[512])t->fxsave));
+	fpu_save_live(t);
 	t->fs_base = (flags & CLONE_SETTLS) ? tls : p->fs_base;
 	t->sigmask = p->sigmask;
 	t->tid = pid_alloc();
@@ -304,8 +298,7 @@ s64 sys_execve(u64 upath, u64 uargv, u64 uenvp, u64 a3, u64 a4, u64 a5)
 	wrmsr(0xc0000100, 0);
 	t->clear_child_tid = 0;
 	memset(t->icache, 0, sizeof(t->icache));
-	fpu_init_state(t->fxsave);
-	__asm__ volatile("fxrstorq %0" : : "m"(*(u8 (*)[512])t->fxsave));
+	fpu_reset(t);
 	exec_frame_init(t->tf, &res);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * CPU.  The switch points are explicit and few (sched_switch): per-thread
  * counter accounting hooks in exactly there.
  */
+#include "fpu.h"
 #include "kernel.h"
 #include "pmu_guest.h"
 #include "sync.h"
@@ -50,6 +51,11 @@ struct task *task_alloc(void)
 	}
 	memset(t, 0, sizeof(*t));
 	t->tf = (struct trapframe *)((u8 *)t + KSTACK_SIZE) - 1;
+	if (fpu_task_init(t)) {
+		t->run_next = kstack_free;
+		kstack_free = t;
+		return NULL;
+	}
 	return t;
 }
 
@@ -65,6 +71,7 @@ void task_free(struct task *t)
 		}
 	}
 	kpmu_task_free(t);
+	fpu_task_free(t);
 	t->run_next = kstack_free;
 	kstack_free = t;
 }
@@ -127,16 +134,6 @@ static struct task *runq_pop(void)
 /* Saves callee-saved registers and rsp in *save, resumes at new_ksp. */
 void switch_stacks(u64 *save, u64 new_ksp);
 
-static inline void fxsave(u8 *area)
-{
-	__asm__ volatile("fxsaveq %0" : "=m"(*(u8 (*)[512])area));
-}
-
-static inline void fxrstor(const u8 *area)
-{
-	__asm__ volatile("fxrstorq %0" : : "m"(*(const u8 (*)[512])area));
-}
-
 /*
  * The one place a CPU changes threads: counters, FPU, address space, TLS
  * base and kernel stack follow the thread here.
@@ -148,8 +145,7 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 	prev->run_tsc += now - prev->switched_in_tsc;
 	next->switched_in_tsc = now;
 	kpmu_switch(prev, next, c);
-	if (prev->mm)
-		fxsave(prev->fxsave);
+	fpu_switch(prev, next, c);
 	next->state = TASK_RUNNING;
 	next->cpu = c;
 	next->nr_switches++;
@@ -161,7 +157,6 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 	if (next->mm) {
 		if (next->mm != prev->mm || !prev->mm)
 			mm_activate(next->mm);
-		fxrstor(next->fxsave);
 		if (next->fs_base != prev->fs_base || !prev->mm)
 			wrmsr(0xc0000100, next->fs_base);
 	}

@@ -97,6 +97,9 @@ struct task {
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */
 	char comm[16];
+	u64 xstate_pa;			/* XSAVE area (fpu.c), or 0 */
+	struct cpu *fpu_cpu;		/* whose registers hold its state */
+	bool fpu_dirty;			/* ... newer than xstate_pa */
 	u8 fxsave[512] __attribute__((aligned(16)));
 };
 
@@ -124,6 +127,7 @@ struct cpu {
 	u64 gdt[8];
 	u64 tss_desc[2];		/* GDT slots 8-9: selector 0x40 */
 	u32 tick_ns;			/* the period the timer runs at */
+	struct task *fpu_owner;		/* whose FPU state is loaded (fpu.c) */
 } __attribute__((aligned(64)));
 
 static inline struct task *current_task(void)

@@ -45,6 +45,8 @@ enum pv_host_kind {
 #define PV_BOOT_STEAL		(1u << 4)	/* KVM steal time works */
 #define PV_BOOT_TRACE		(1u << 5)	/* log every system call (-vv) */
 #define PV_BOOT_KSTAT		(1u << 6)	/* register the entry counts */
+#define PV_BOOT_XSTATE		(1u << 7)	/* switch FPU state with
+						 * PV_HC_FPU_SWITCH */
 #define PV_BOOT_TTY(fd)		(1u << (1 + (fd)))	/* VMM fd 0-2 is a tty */
 
 struct pv_boot_params {

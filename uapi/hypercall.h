@@ -36,8 +36,20 @@ enum pv_hypercall {
 	PV_HC_STAT_THREAD = 9,	/* (gpa of struct pv_stat_record) uapi/stat.h */
 	PV_HC_SAMPLE = 10,	/* (gpa of struct pv_sample) uapi/stat.h */
 	PV_HC_KSTAT = 11,	/* (gpa, size of struct pv_kstat) uapi/kstat.h */
+	PV_HC_FPU_SWITCH = 12,	/* (save gpa, restore gpa): see below */
 	PV_HC_NR
 };
+
+/*
+ * PV_HC_FPU_SWITCH: the vCPU's whole FPU and vector state (KVM_GET_XSAVE,
+ * PV_XSTATE_SIZE bytes, standard XSAVE layout) to save gpa, then loaded
+ * from restore gpa (KVM_SET_XSAVE); 0 skips either side.  For kvm_pvm
+ * (boot flag PV_BOOT_XSTATE), where user code runs CPUID and XGETBV
+ * natively, sees the host's AVX/AVX-512, and the kernel's FXSAVE (all the
+ * instruction emulator runs at CPL0) would leave the upper halves of the
+ * vector registers shared between threads.
+ */
+#define PV_XSTATE_SIZE		4096
 
 /* PV_HC_EXIT status for a kernel panic. */
 #define PV_EXIT_PANIC		125

@@ -132,6 +132,9 @@ void boot_params_set_pmu(struct pv_boot_params *bp, const struct boot_pmu *p)
 	bp->policy_id = p->policy_id;
 	bp->source_id = p->source_id;
 	bp->host_kind = p->host_kind;
+	/* kvm_pvm shows user code the host's AVX-512 (uapi/hypercall.h). */
+	if (p->host_kind == PV_HOST_PVM)
+		bp->flags |= PV_BOOT_XSTATE;
 	if (p->steal_time)
 		bp->flags |= PV_BOOT_STEAL;
 	bp->stat_nr = p->stat_nr;

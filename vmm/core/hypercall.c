@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "guest_mem.h"
@@ -228,6 +229,28 @@ static int64_t hc_kstat(struct vcpu *v, uint64_t gpa, uint64_t size)
 	return 0;
 }
 
+/*
+ * PV_HC_FPU_SWITCH: one thread's FPU and vector registers out, another's
+ * in, straight between KVM and the guest's areas (uapi/hypercall.h).
+ * KVM checks what it loads: a bad area is -EINVAL, never a host fault.
+ */
+static int64_t hc_fpu_switch(struct vcpu *v, uint64_t save_gpa,
+			     uint64_t restore_gpa)
+{
+	struct kvm_xsave *out = NULL, *in = NULL;
+
+	_Static_assert(sizeof(struct kvm_xsave) == PV_XSTATE_SIZE,
+		       "PV_XSTATE_SIZE is KVM's legacy XSAVE buffer");
+	if ((save_gpa && !(out = vm_gpa_to_hva(v->vm, save_gpa, sizeof(*out)))) ||
+	    (restore_gpa && !(in = vm_gpa_to_hva(v->vm, restore_gpa, sizeof(*in)))))
+		return -EFAULT;
+	if (out && ioctl(v->fd, KVM_GET_XSAVE, out))
+		return -errno;
+	if (in && ioctl(v->fd, KVM_SET_XSAVE, in))
+		return -errno;
+	return 0;
+}
+
 enum exit_result hypercall_dispatch(struct vcpu *v)
 {
 	struct kvm_regs *r = vcpu_regs(v);
@@ -273,6 +296,9 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		break;
 	case PV_HC_MEMSET:
 		ret = hc_memset(v, r->rdi, r->rsi, r->r10);
+		break;
+	case PV_HC_FPU_SWITCH:
+		ret = hc_fpu_switch(v, r->rdi, r->rsi);
 		break;
 	default:
 		ret = v->pmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
