@@ -113,6 +113,7 @@ static const char *hypercall_name(unsigned int nr)
 		[PV_HC_ZERO] = "zero", [PV_HC_MEMCPY] = "memcpy",
 		[PV_HC_MEMSET] = "memset", [PV_HC_STAT_THREAD] = "stat-thread",
 		[PV_HC_SAMPLE] = "sample", [PV_HC_KSTAT] = "kstat",
+		[PV_HC_FPU_SWITCH] = "fpu-switch",
 		[PV_HC_PMU_VCPU_PAGE] = "pmu-vcpu-page",
 		[PV_HC_PMU_SWITCH] = "pmu-switch", [PV_HC_PMU_POLL] = "pmu-poll",
 	};
