@@ -41,6 +41,7 @@ int bench_run(char *const argv[], bool no_aslr, int err_fd,
 	      struct bench_run *out)
 {
 	unsigned long long tsc0;
+	struct rusage ru;
 	double t0;
 	int st;
 	pid_t pid;
@@ -59,11 +60,13 @@ int bench_run(char *const argv[], bool no_aslr, int err_fd,
 		execv(argv[0], argv);
 		_exit(BENCH_EXIT_EXEC);
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+	if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0)
 		return -1;
 	out->tsc = __rdtsc() - tsc0;
 	out->wall_s = bench_now_s() - t0;
+	out->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+		     ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 	return 0;
 }
 
@@ -232,7 +235,7 @@ int cmd_bench(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "report")) {
 		/* Regenerate docs/results.{md,json,csv,png} (run from the
 		 * source tree). */
-		char *args[] = { "suite", "--size", "test", "--reps", "3",
+		char *args[] = { "suite", "--size", "train", "--reps", "3",
 				 "--markdown", "docs/results.md", "--json",
 				 "docs/results.json", "--csv", "docs/results.csv",
 				 "--plot", "docs/results.png", NULL };

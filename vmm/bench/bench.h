@@ -17,6 +17,7 @@ double bench_now_s(void);
 struct bench_run {
 	double wall_s;
 	unsigned long long tsc;
+	double cpu_s;		/* the child's user + system time */
 };
 
 /*

@@ -366,8 +366,10 @@ static void md_tsc(FILE *f, const struct bench_results *res)
 		"offset policy: the runs of the overhead table) against the "
 		"median TSC ticks from fork to wait of the native process.  "
 		"The guest count leaves out boot and VMM time but includes the "
-		"emulated guest kernel; nbody's threads are summed on one "
-		"vCPU while natively they share two cores.\n\n");
+		"emulated guest kernel.  nbody's 4 threads run on 2 vCPUs "
+		"(`--cpus 2`), as natively on 2 cores; its cycles sum both "
+		"vCPUs, so its native side is the process's CPU time "
+		"(user + system) in TSC ticks.\n\n");
 	fprintf(f, "| workload | native TSC | guest cycles | guest/native |\n"
 		"|---|---|---|---|\n");
 	for (size_t w = 0; w < res->n; w++) {
