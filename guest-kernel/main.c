@@ -119,6 +119,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	vdso_init(bp);
 	kverbose = bp->flags & PV_BOOT_VERBOSE;
 	kcopy_native = bp->host_kind == PV_HOST_STANDARD;
+	mm_tlb_init(kcopy_native && bp->ncpus > 1);
 	ktrace = bp->flags & PV_BOOT_TRACE;
 	kstat_init(bp);
 	idt_init(kcopy_native);

@@ -8,6 +8,7 @@
  */
 #include "kernel.h"
 #include "mm.h"
+#include "task.h"
 
 static u64 kernel_pml4e;
 
@@ -45,7 +46,96 @@ struct mm *mm_create(void)
 
 void mm_activate(struct mm *mm)
 {
+	struct cpu *c = current_task()->cpu;
+
+	c->loaded_mm = mm;
+	c->tlb_seen = __atomic_load_n(&mm->tlb_gen, __ATOMIC_ACQUIRE);
 	__asm__ volatile("mov %0, %%cr3" : : "r"(mm->pml4) : "memory");
+}
+
+void mm_deactivate(void)
+{
+	current_task()->cpu->loaded_mm = NULL;
+	__asm__ volatile("mov %0, %%cr3" : : "r"(PV_PML4_PHYS) : "memory");
+}
+
+/*
+ * TLB shootdown.  invlpg only reaches this CPU's TLB; another vCPU running
+ * a thread of the same process could keep translating an unmapped page to
+ * its old frame, which a later mmap hands out again.  Under kvm_pvm the
+ * shadow page tables KVM keeps from the emulated PTE writes flush every
+ * vCPU already, so this is for standard KVM with several vCPUs.
+ * The CPU that changed mm's page tables (holding the BKL) bumps
+ * mm->tlb_gen and IPIs each CPU with mm loaded, then waits until each has
+ * flushed (tlb_seen) or is in the kernel (!in_user), which checks
+ * tlb_gen in return_to_user() before it runs user code again.  The IPI
+ * is served without the BKL, so the wait cannot deadlock.
+ */
+bool mm_tlb_ipi_on;
+
+void mm_tlb_init(bool on)
+{
+	mm_tlb_ipi_on = on;
+}
+
+static void mm_tlb_flush_local(struct cpu *c, struct mm *mm)
+{
+	u64 gen = __atomic_load_n(&mm->tlb_gen, __ATOMIC_ACQUIRE);
+
+	__asm__ volatile("mov %0, %%cr3" : : "r"(mm->pml4) : "memory");
+	__atomic_store_n(&c->tlb_seen, gen, __ATOMIC_RELEASE);
+}
+
+/* VEC_TLB, from any mode, without the BKL. */
+void mm_tlb_ipi(void)
+{
+	struct cpu *c = current_task()->cpu;
+
+	if (c->loaded_mm)
+		mm_tlb_flush_local(c, c->loaded_mm);
+}
+
+/* The last step before user mode (BKL held): flush if mm moved on. */
+void mm_tlb_return(struct cpu *c)
+{
+	struct mm *mm = c->loaded_mm;
+
+	__atomic_store_n(&c->in_user, true, __ATOMIC_SEQ_CST);
+	if (mm && c->tlb_seen != __atomic_load_n(&mm->tlb_gen, __ATOMIC_ACQUIRE))
+		mm_tlb_flush_local(c, mm);
+}
+
+static void mm_tlb_shootdown(struct mm *mm)
+{
+	struct cpu *self = current_task()->cpu;
+	u64 gen, wait = 0;
+
+	if (!mm_tlb_ipi_on)
+		return;
+	gen = __atomic_add_fetch(&mm->tlb_gen, 1, __ATOMIC_SEQ_CST);
+	if (self->loaded_mm == mm)
+		self->tlb_seen = gen;	/* the caller flushed its own */
+	for (u32 i = 0; i < boot_params->ncpus; i++) {
+		struct cpu *c = &cpus[i];
+
+		if (c != self && __atomic_load_n(&c->loaded_mm,
+						 __ATOMIC_SEQ_CST) == mm) {
+			lapic_ipi(i, VEC_TLB);
+			wait |= 1ull << i;
+		}
+	}
+	for (u32 i = 0; wait; i = (i + 1) % boot_params->ncpus) {
+		struct cpu *c = &cpus[i];
+
+		if (!(wait & (1ull << i)))
+			continue;
+		if (__atomic_load_n(&c->tlb_seen, __ATOMIC_ACQUIRE) >= gen ||
+		    !__atomic_load_n(&c->in_user, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&c->loaded_mm, __ATOMIC_ACQUIRE) != mm)
+			wait &= ~(1ull << i);
+		else
+			__asm__ volatile("pause");
+	}
 }
 
 static u64 *table_next(u64 *e, bool create)
@@ -201,6 +291,7 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 			*pde = 0;
 		}
 	}
+	mm_tlb_shootdown(mm);
 }
 
 /*
@@ -510,6 +601,7 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 			}
 		}
 	}
+	mm_tlb_shootdown(mm);
 	return vma_protect(mm, addr, end, prot);
 }
 
@@ -606,6 +698,8 @@ s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice)
  */
 static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
 {
+	int err = 0;
+
 	for (u64 off = 0; off < len;) {
 		u64 *pde = mm_pde(mm, old + off);
 		bool huge;
@@ -617,15 +711,19 @@ static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
 			    len - off >= PV_HUGE_SIZE) {
 				if (mm_map_huge(mm, new + off, *pde & PTE_ADDR &
 						~(PV_HUGE_SIZE - 1),
-						*pde & ~PTE_ADDR & ~PTE_PS))
-					return -ENOMEM;
+						*pde & ~PTE_ADDR & ~PTE_PS)) {
+					err = -ENOMEM;
+					break;
+				}
 				*pde = 0;
 				invlpg(old + off);
 				off += PV_HUGE_SIZE;
 				continue;
 			}
-			if (mm_split_huge(pde))
-				return -ENOMEM;
+			if (mm_split_huge(pde)) {
+				err = -ENOMEM;
+				break;
+			}
 		}
 		e = mm_walk(mm, old + off, false, &huge);
 		/* A PROT_NONE page (not present) moves with its frame too. */
@@ -633,15 +731,18 @@ static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
 			bool present = *e & PTE_P;
 
 			if (mm_map_page(mm, new + off, *e & PTE_ADDR,
-					*e & ~PTE_ADDR))
-				return -ENOMEM;
+					*e & ~PTE_ADDR)) {
+				err = -ENOMEM;
+				break;
+			}
 			*e = 0;
 			if (present)
 				invlpg(old + off);
 		}
 		off += PAGE_SIZE;
 	}
-	return 0;
+	mm_tlb_shootdown(mm);
+	return err;
 }
 
 /*

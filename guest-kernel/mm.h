@@ -26,12 +26,15 @@ struct vma {
 };
 
 /* One user address space. */
+struct cpu;
+
 struct mm {
 	struct spinlock lock;
 	u64 pml4;			/* physical */
 	u64 brk_start, brk;
 	int refs;
 	int nvma;
+	u64 tlb_gen;			/* bumped at each shootdown (mm.c) */
 	struct vma vma[MM_MAX_VMA];	/* sorted by start, disjoint */
 };
 
@@ -42,6 +45,13 @@ void mm_init_kernel(void);
 struct mm *mm_create(void);
 void mm_put(struct mm *mm);
 void mm_activate(struct mm *mm);
+/* This CPU leaves every user address space (idle, exit). */
+void mm_deactivate(void);
+/* TLB shootdown (standard KVM, several vCPUs): see mm.c. */
+extern bool mm_tlb_ipi_on;
+void mm_tlb_init(bool on);
+void mm_tlb_ipi(void);
+void mm_tlb_return(struct cpu *c);
 u64 pte_flags(u32 prot);
 int mm_map_page(struct mm *mm, u64 va, u64 pa, u64 flags);
 int mm_map_huge(struct mm *mm, u64 va, u64 pa, u64 flags);

@@ -322,7 +322,7 @@ static void proc_finish(struct proc *p)
 	fdt_release(p->fdt);
 	p->fdt = NULL;
 	/* Off this address space before its page tables are freed. */
-	__asm__ volatile("mov %0, %%cr3" : : "r"(PV_PML4_PHYS) : "memory");
+	mm_deactivate();
 	mm_put(p->mm);
 	p->mm = NULL;
 	for (c = p->children; c; c = next) {

@@ -7,6 +7,7 @@
  */
 #include "fpu.h"
 #include "kernel.h"
+#include "mm.h"
 #include "pmu_guest.h"
 #include "sync.h"
 #include "task.h"
@@ -22,6 +23,11 @@ static u64 kstack_next, kstack_end;
 
 void bkl_lock(void)
 {
+	/* In the kernel now: a TLB shootdown need not wait for this CPU
+	 * (it checks at return_to_user), and must not: IF is clear. */
+	if (unlikely(mm_tlb_ipi_on))
+		__atomic_store_n(&current_task()->cpu->in_user, false,
+				 __ATOMIC_SEQ_CST);
 	spin_lock(&bkl);
 }
 
@@ -152,7 +158,7 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 	if (!next->mm && prev->mm) {
 		/* Idle must not keep a process's page tables loaded: that
 		 * process may exit on another CPU and free them. */
-		__asm__ volatile("mov %0, %%cr3" : : "r"(PV_PML4_PHYS) : "memory");
+		mm_deactivate();
 	}
 	if (next->mm) {
 		if (next->mm != prev->mm || !prev->mm)
@@ -319,6 +325,8 @@ __attribute__((used)) void return_to_user(struct trapframe *tf)
 		signal_deliver(tf);
 	}
 	kpmu_user_return(t, tf);
+	if (unlikely(mm_tlb_ipi_on))
+		mm_tlb_return(c);
 	bkl_unlock();
 }
 

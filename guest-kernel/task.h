@@ -128,6 +128,9 @@ struct cpu {
 	u64 tss_desc[2];		/* GDT slots 8-9: selector 0x40 */
 	u32 tick_ns;			/* the period the timer runs at */
 	struct task *fpu_owner;		/* whose FPU state is loaded (fpu.c) */
+	struct mm *loaded_mm;		/* whose page tables CR3 holds */
+	u64 tlb_seen;			/* loaded_mm->tlb_gen last flushed */
+	bool in_user;			/* past return_to_user(), no BKL */
 } __attribute__((aligned(64)));
 
 static inline struct task *current_task(void)
@@ -167,6 +170,7 @@ void lapic_ipi(int cpu, int vector);
 #define VEC_TIMER	0x20
 #define VEC_RESCHED	0x21
 #define VEC_PMI		0x22
+#define VEC_TLB		0x23	/* flush this CPU's TLB (mm.c) */
 #define RFLAGS_TF	0x100ull
 #define VEC_INT80	0x80	/* i386 system calls (DPL 3 gate) */
 #define VEC_SPURIOUS	0xff

@@ -6,6 +6,7 @@
  * (design brief, section 5) and is decoded into an i386 system call.
  */
 #include "kernel.h"
+#include "mm.h"
 #include "pmu_guest.h"
 #include "task.h"
 
@@ -72,6 +73,8 @@ static void trap_irq(struct trapframe *tf)
 	}
 	else if (tf->vector == VEC_PMI)
 		kpmu_pmi(tf);
+	else if (tf->vector == VEC_TLB)
+		mm_tlb_ipi();
 	/* VEC_RESCHED only wakes a halted CPU: the idle loop looks. */
 	if ((tf->cs & 3) == 3) {
 		bkl_lock();
