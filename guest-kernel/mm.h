@@ -21,8 +21,9 @@
 
 struct vma {
 	u64 start, end;
-	u32 prot;
-	u32 huge;			/* mapped with 2 MiB pages */
+	u16 prot;
+	u16 huge;			/* mapped with 2 MiB pages */
+	u32 pad;			/* bytes at the end no one asked for */
 };
 
 /* One user address space. */

@@ -4,11 +4,93 @@
  * (musl and glibc mmap and munmap such blocks).  Each round maps 3 MiB and
  * a few pages, checks it reads as zero, fills and unmaps it.  munmap of the
  * length asked for must give all of it back: 80 rounds are 240 MiB, more
- * than the guest has.  Prints "mmap loop: 80 rounds ok".
+ * than the guest has.  Then 200 rounds of 100-400 KiB blocks (one 2 MiB
+ * page each, padded, while memory is plentiful: the padding must go with
+ * them), and one block grown and shrunk by mremap, whose old bytes stay
+ * and whose new ones read as zero.  Prints a line per part.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
+
+static int check(const unsigned char *p, size_t from, size_t to, int v,
+		 const char *what)
+{
+	for (size_t i = from; i < to; i++) {
+		if (p[i] != v) {
+			printf("%s: byte %zu is %d, want %d\n", what, i, p[i], v);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static unsigned long free_mib(void)
+{
+	struct sysinfo si;
+
+	return sysinfo(&si) ? 0 : si.freeram * si.mem_unit >> 20;
+}
+
+static int small_blocks(void)
+{
+	unsigned long before = free_mib(), after;
+
+	for (int i = 0; i < 200; i++) {
+		size_t n = (100ul << 10) * (1 + i % 4) + 4096 * (i % 3);
+		unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			printf("small blocks: round %d: mmap failed\n", i);
+			return 1;
+		}
+		if (check(p, 0, n, 0, "small blocks"))
+			return 1;
+		memset(p, 0x5a, n);
+		if (munmap(p, n)) {
+			printf("small blocks: round %d: munmap failed\n", i);
+			return 1;
+		}
+	}
+	/* All of it back, padding included (a few MiB of slack for the
+	 * allocator's own page tables). */
+	after = free_mib();
+	if (after + 4 < before) {
+		printf("small blocks: %lu MiB free before, %lu after\n",
+		       before, after);
+		return 1;
+	}
+	printf("small blocks: 200 rounds ok\n");
+	return 0;
+}
+
+static int remap(void)
+{
+	size_t a = 300ul << 10, b = 1ul << 20, c = 3ul << 20;
+	unsigned char *p = mmap(NULL, a, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 1;
+	memset(p, 7, a);
+	p = mremap(p, a, b, MREMAP_MAYMOVE);		/* grow: 1 MiB */
+	if (p == MAP_FAILED || check(p, 0, a, 7, "mremap 1M") ||
+	    check(p, a, b, 0, "mremap 1M"))
+		return 1;
+	memset(p, 9, b);
+	p = mremap(p, b, a, MREMAP_MAYMOVE);		/* shrink back */
+	if (p == MAP_FAILED || check(p, 0, a, 9, "mremap shrink"))
+		return 1;
+	p = mremap(p, a, c, MREMAP_MAYMOVE);		/* past 2 MiB */
+	if (p == MAP_FAILED || check(p, 0, a, 9, "mremap 3M") ||
+	    check(p, a, c, 0, "mremap 3M") || munmap(p, c))
+		return 1;
+	printf("mremap: grown, shrunk and grown again\n");
+	return 0;
+}
 
 int main(void)
 {
@@ -37,5 +119,5 @@ int main(void)
 		}
 	}
 	printf("mmap loop: %d rounds ok\n", rounds);
-	return 0;
+	return small_blocks() || remap();
 }

@@ -44,12 +44,23 @@ done
 	[ "$(field kvm:exits "$b")" -gt 0 ] || fail "KVM statistics are all 0"
 
 # The sampled split: a loop of system calls spends nearly all its time in
-# the (emulated) kernel; its samples must say so, by a wide margin.
+# the kernel; its samples must say so.  Emulated (kvm_pvm): by a wide
+# margin.  A standard KVM runs the kernel natively and 2000 calls take a
+# few ms, too few 1 ms samples to judge: fifty times as many calls, and
+# the kernel's samples must still outnumber the user's.
 out=$(breakdown "$kbench" loop getppid 2000)
 su=$(field samples:user "$out") sk=$(field samples:kernel "$out")
 echo "getppid loop: ${su:-none} user samples, ${sk:-none} kernel samples"
-[ "${sk:-0}" -gt $(( 3 * ${su:-0} )) ] && [ "${sk:-0}" -ge 20 ] ||
-	fail "getppid loop: ${sk:-0} kernel samples against ${su:-0} user ones"
+if [ $(( ${su:-0} + ${sk:-0} )) -ge 20 ]; then
+	[ "${sk:-0}" -gt $(( 3 * ${su:-0} )) ] ||
+		fail "getppid loop: ${sk:-0} kernel samples against ${su:-0} user ones"
+else
+	out=$(breakdown "$kbench" loop getppid 100000)
+	su=$(field samples:user "$out") sk=$(field samples:kernel "$out")
+	echo "getppid loop x50: ${su:-none} user samples, ${sk:-none} kernel samples"
+	[ "${sk:-0}" -gt "${su:-0}" ] && [ "${sk:-0}" -ge 5 ] ||
+		fail "getppid loop x50: ${sk:-0} kernel samples against ${su:-0} user ones"
+fi
 
 out=$(breakdown "$segv" ud2)
 ud=$(field kentry:invalid-opcode "$out")
