@@ -10,6 +10,9 @@
  * Phys) is where a counter crossing 2^48 is noticed, so it is done at
  * every exit; the result is published to the per-vCPU page at every entry.
  */
+#include <stddef.h>
+#include <string.h>
+
 #include "internal.h"
 
 uint64_t pmu_counter_phys(struct pmu_vcpu *v, unsigned int idx)
@@ -135,16 +138,13 @@ void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles)
 	}
 }
 
-/* Publish Sum_vcpu/Start_vcpu and the counter state, seqcount-protected. */
-void pmu_vcpu_publish(struct pmu_vcpu *v)
+/* The VMM's part of a vCPU page (header to steal_ns, and step.enable). */
+static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
+			       const struct pmu_vcpu *v)
 {
-	struct pv_vpmu_vcpu_page *p = v->page;
 	const struct pmu *pmu = v->pmu;
 	uint32_t step = 0;
 
-	if (!p)
-		return;
-	pmu_seq_begin(&p->seq);
 	p->abi_version = PV_VPMU_ABI_VERSION;
 	p->vcpu_id = v->id;
 	p->policy_id = pmu->policy->id;
@@ -185,5 +185,31 @@ void pmu_vcpu_publish(struct pmu_vcpu *v)
 	}
 	/* The guest kernel steps only while some counter needs it. */
 	p->step.enable = step;
+}
+
+/*
+ * Publish Sum_vcpu/Start_vcpu and the counter state, seqcount-protected,
+ * at every entry, but only when something changed: a bump makes every
+ * reader in flight retry, and a reader single-stepped by the step source
+ * spans several exits.  Bumped at each, it never got through
+ * (vpmu-threads-2cpu hung until its timeout now and then).
+ */
+void pmu_vcpu_publish(struct pmu_vcpu *v)
+{
+	const size_t from = offsetof(struct pv_vpmu_vcpu_page, abi_version);
+	const size_t to = offsetof(struct pv_vpmu_vcpu_page, steal_ns) +
+			  sizeof(uint64_t);
+	struct pv_vpmu_vcpu_page *p = v->page, img;
+
+	if (!p)
+		return;
+	memcpy(&img, p, sizeof(img));
+	pmu_vcpu_page_fill(&img, v);
+	if (!memcmp((char *)&img + from, (char *)p + from, to - from) &&
+	    img.step.enable == p->step.enable)
+		return;
+	pmu_seq_begin(&p->seq);
+	memcpy((char *)p + from, (char *)&img + from, to - from);
+	p->step.enable = img.step.enable;
 	pmu_seq_end(&p->seq);
 }
