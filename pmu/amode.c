@@ -192,19 +192,22 @@ static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
  * at every entry, but only when something changed: a bump makes every
  * reader in flight retry, and a reader single-stepped by the step source
  * spans several exits.  Bumped at each, it never got through
- * (vpmu-threads-2cpu hung until its timeout now and then).
+ * (vpmu-threads-2cpu hung until its timeout when the host was loaded).
+ * steal_ns changes at nearly every exit of a preempted vCPU, and its one
+ * reader (the kernel's steal check) tolerates a torn value, so it is
+ * stored outside the sequence.
  */
 void pmu_vcpu_publish(struct pmu_vcpu *v)
 {
 	const size_t from = offsetof(struct pv_vpmu_vcpu_page, abi_version);
-	const size_t to = offsetof(struct pv_vpmu_vcpu_page, steal_ns) +
-			  sizeof(uint64_t);
+	const size_t to = offsetof(struct pv_vpmu_vcpu_page, steal_ns);
 	struct pv_vpmu_vcpu_page *p = v->page, img;
 
 	if (!p)
 		return;
 	memcpy(&img, p, sizeof(img));
 	pmu_vcpu_page_fill(&img, v);
+	__atomic_store_n(&p->steal_ns, img.steal_ns, __ATOMIC_RELEASE);
 	if (!memcmp((char *)&img + from, (char *)p + from, to - from) &&
 	    img.step.enable == p->step.enable)
 		return;
