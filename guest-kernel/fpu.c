@@ -72,6 +72,16 @@ void fpu_task_free(struct task *t)
 	t->xstate_pa = 0;
 }
 
+void fpu_legacy_save(struct task *t)
+{
+	fxsave(t->fxsave);
+}
+
+void fpu_legacy_load(const struct task *t)
+{
+	fxrstor(t->fxsave);
+}
+
 void fpu_save_live(struct task *t)
 {
 	if (t->xstate_pa)

@@ -12,6 +12,9 @@ void fpu_init(const struct pv_boot_params *bp);
 /* A new task's save area (task_alloc), and its release (task_free). */
 int fpu_task_init(struct task *t);
 void fpu_task_free(struct task *t);
+/* The live legacy area (x87, SSE) to and from t->fxsave: signal frames. */
+void fpu_legacy_save(struct task *t);
+void fpu_legacy_load(const struct task *t);
 /* The live registers into t's area: clone gives the child its parent's. */
 void fpu_save_live(struct task *t);
 /* Default state, live and saved: exec, and the first task. */

@@ -4,6 +4,7 @@
  * ucontext, siginfo and the FXSAVE area), delivered on the way back to
  * user mode.  Counter-overflow signals come through here too.
  */
+#include "fpu.h"
 #include "kernel.h"
 #include "task.h"
 
@@ -142,7 +143,7 @@ static int signal_frame_build(struct trapframe *tf, int sig,
 	fr.info.signo = sig;
 	fr.info.code = t->sig_code[sig - 1];
 	fr.info.f[0] = t->sig_value[sig - 1];
-	__asm__ volatile("fxsaveq %0" : "=m"(*(u8 (*)[512])t->fxsave));
+	fpu_legacy_save(t);
 	if (copy_to_user((void *)fp, t->fxsave, 512) ||
 	    copy_to_user((void *)frame, &fr, sizeof(fr)))
 		return -EFAULT;
@@ -213,7 +214,7 @@ s64 sys_rt_sigreturn(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	if (uc.mc.fpstate && user_range_ok(uc.mc.fpstate, 512) &&
 	    !copy_from_user(t->fxsave, (void *)uc.mc.fpstate, 512)) {
 		*(u32 *)(t->fxsave + 24) &= 0xffff;	/* MXCSR reserved bits */
-		__asm__ volatile("fxrstorq %0" : : "m"(*(u8 (*)[512])t->fxsave));
+		fpu_legacy_load(t);
 	}
 	tf->r8 = uc.mc.r8, tf->r9 = uc.mc.r9, tf->r10 = uc.mc.r10;
 	tf->r11 = uc.mc.r11, tf->r12 = uc.mc.r12, tf->r13 = uc.mc.r13;

@@ -205,7 +205,9 @@ void pmu_vcpu_publish(struct pmu_vcpu *v)
 
 	if (!p)
 		return;
-	memcpy(&img, p, sizeof(img));
+	/* Only the VMM's part: this runs at every entry.  The fill writes
+	 * all of it, steal_ns and step.enable included. */
+	memcpy(&img, p, to + sizeof(p->steal_ns));
 	pmu_vcpu_page_fill(&img, v);
 	__atomic_store_n(&p->steal_ns, img.steal_ns, __ATOMIC_RELEASE);
 	if (!memcmp((char *)&img + from, (char *)p + from, to - from) &&
