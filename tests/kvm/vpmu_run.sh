@@ -6,5 +6,7 @@
 set -uo pipefail
 vmm=$1 prog=$2 cpus=$3 pass=$4
 shift 4
-"$vmm" run --source step --cpus "$cpus" --timeout 200 -- "$prog" "$@" |
+# -v: a timeout dumps each vCPU's registers to stderr (vpmu-threads-2cpu
+# has hung in loaded full runs; where it waits is not known yet).
+"$vmm" run -v --source step --cpus "$cpus" --timeout 200 -- "$prog" "$@" |
 	tee /dev/stderr | grep -q -- "$pass"
