@@ -96,6 +96,7 @@ int ksnprintf(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct pv_boot_params;
 void kernel_selftest(struct pv_boot_params *bp);
+void kernel_ap_selftest(u64 cpu_id);
 extern bool kverbose;
 extern bool ktrace;		/* -vv: log every system call */
 extern bool kcopy_native;	/* standard KVM: copy in the kernel (lib.c) */

@@ -97,6 +97,12 @@ __attribute__((weak)) void kernel_selftest(struct pv_boot_params *bp)
 	(void)bp;
 }
 
+/* The same for an AP before it registers its vCPU page (tests/kvm/slowap.c). */
+__attribute__((weak)) void kernel_ap_selftest(u64 cpu_id)
+{
+	(void)cpu_id;
+}
+
 __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 {
 	static volatile int bsp_ready;
@@ -108,6 +114,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 		while (!bsp_ready)
 			__builtin_ia32_pause();
 		cpu_start(cpu_id);
+		kernel_ap_selftest(cpu_id);
 		kpmu_cpu_init(&cpus[cpu_id]);
 		bkl_lock();
 		sched_idle();
@@ -116,6 +123,8 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	if (bp->magic != PV_BOOT_MAGIC || bp->version != PV_BOOT_VERSION)
 		panic("bad boot parameters (magic %x version %u)", bp->magic,
 		      bp->version);
+	if (bp->ncpus == 0 || bp->ncpus > PV_MAX_CPUS)
+		panic("bad boot parameters (%u cpus)", bp->ncpus);
 	vdso_init(bp);
 	kverbose = bp->flags & PV_BOOT_VERBOSE;
 	kcopy_native = bp->host_kind == PV_HOST_STANDARD;
@@ -127,6 +136,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	pmem_init(bp);
 	fpu_init(bp);
 	mm_init_kernel();
+	kpmu_cpus_alloc(bp->ncpus);
 	kpmu_cpu_init(&cpus[0]);
 	if (vfs_init(P2V(bp->initrd_phys), bp->initrd_size))
 		panic("malformed initramfs");

@@ -37,13 +37,28 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
 
 #define MASK48			PV_VPMU_MASK
 
+/*
+ * Every vCPU's counter page exists before the first program runs: user
+ * space maps all of them at its first perf_event_open(), and an AP may
+ * still be booting then (a page it had not allocated yet was mapped at a
+ * bogus address, and a reader of it spun on 0xff MMIO reads forever).
+ */
+void kpmu_cpus_alloc(u32 ncpus)
+{
+	for (u32 i = 0; i < ncpus; i++) {
+		u64 pa = page_alloc_zero();
+
+		if (!pa)
+			panic("no memory for the vCPU counter pages");
+		cpus[i].vpage = P2V(pa);
+	}
+}
+
+/* On the vCPU itself: register its page with the VMM. */
 void kpmu_cpu_init(struct cpu *c)
 {
-	u64 pa = page_alloc_zero();
+	u64 pa = V2P(c->vpage);
 
-	if (!pa)
-		panic("no memory for the vCPU counter page");
-	c->vpage = P2V(pa);
 	/*
 	 * The VMM publishes its policy's switch rule at registration.  A page
 	 * it accepted without a valid rule is an error, not "some default

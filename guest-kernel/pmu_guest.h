@@ -15,6 +15,7 @@ struct task;
 struct cpu;
 struct trapframe;
 
+void kpmu_cpus_alloc(u32 ncpus);
 void kpmu_cpu_init(struct cpu *c);
 /* The switch point: prev's counts folded, next's started (a-mode), or
  * one batched hypercall when the policy needs the VMM (i-mode). */
