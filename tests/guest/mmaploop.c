@@ -7,7 +7,10 @@
  * than the guest has.  Then 200 rounds of 100-400 KiB blocks (one 2 MiB
  * page each, padded, while memory is plentiful: the padding must go with
  * them), and one block grown and shrunk by mremap, whose old bytes stay
- * and whose new ones read as zero.  Prints a line per part.
+ * and whose new ones read as zero.  Then 3 MiB blocks (padded to 4 MiB)
+ * unmapped in two pieces, tail or head first, as allocators that trim
+ * do: the padding must go with the piece that ends where it starts.
+ * Prints a line per part.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -67,6 +70,39 @@ static int small_blocks(void)
 	return 0;
 }
 
+static int split_frees(void)
+{
+	unsigned long before = free_mib(), after;
+	const size_t head = 1ul << 20;
+
+	for (int i = 0; i < 60; i++) {
+		size_t n = (3ul << 20) + (100ul << 10);
+		unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			printf("split frees: round %d: mmap failed\n", i);
+			return 1;
+		}
+		if (check(p, 0, n, 0, "split frees"))
+			return 1;
+		memset(p, 0x3c, n);
+		if (i % 2 ? munmap(p + head, n - head) || munmap(p, head) :
+			    munmap(p, head) || munmap(p + head, n - head)) {
+			printf("split frees: round %d: munmap failed\n", i);
+			return 1;
+		}
+	}
+	after = free_mib();
+	if (after + 4 < before) {
+		printf("split frees: %lu MiB free before, %lu after\n",
+		       before, after);
+		return 1;
+	}
+	printf("split frees: 60 rounds ok\n");
+	return 0;
+}
+
 static int remap(void)
 {
 	size_t a = 300ul << 10, b = 1ul << 20, c = 3ul << 20;
@@ -119,5 +155,5 @@ int main(void)
 		}
 	}
 	printf("mmap loop: %d rounds ok\n", rounds);
-	return small_blocks() || remap();
+	return small_blocks() || remap() || split_frees();
 }
