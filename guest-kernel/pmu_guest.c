@@ -351,10 +351,7 @@ bool kpmu_debug_trap(struct trapframe *tf)
 
 void kpmu_count_trap_insn(struct task *t)
 {
-	struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
-
-	if (vp && vp->step.enable)
-		step_count(vp, PV_STEP_USER_INSNS);
+	step_count(t->cpu->vpage, PV_STEP_USER_INSNS);
 }
 
 static u64 rdmsr64(u32 msr)

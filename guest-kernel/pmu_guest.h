@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vpmu.h"
+
 struct task;
 struct cpu;
 struct trapframe;
@@ -26,9 +28,15 @@ int kpmu_task_alloc_page(struct task *t);
 void kpmu_task_config_changed(struct task *t);
 uint64_t kpmu_task_count(struct task *t, int idx);
 void kpmu_task_free(struct task *t);
+/* The step source runs on this vCPU (its page): user code is stepped. */
+static inline bool kpmu_step_on(const struct pv_vpmu_vcpu_page *vp)
+{
+	return vp->step.enable != 0;
+}
 /* Before returning to user mode: single-step when the step source runs. */
 void kpmu_user_return(struct task *t, struct trapframe *tf);
-/* A user instruction retired without a #DB (syscall, int $0x80). */
+/* A user instruction retired without a #DB (syscall, int $0x80); call
+ * only when kpmu_step_on(). */
 void kpmu_count_trap_insn(struct task *t);
 bool kpmu_debug_trap(struct trapframe *tf);
 uint64_t kpmu_sample_start(int idx);

@@ -28,7 +28,7 @@
 
 static int next_pid = 1;
 static int ntasks;
-static struct task *dead_list;
+struct task *dead_list;		/* task.h: task_reap_dead() */
 static struct proc *init_proc;
 
 void task_start(void);

@@ -150,7 +150,8 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 
 	prev->run_tsc += now - prev->switched_in_tsc;
 	next->switched_in_tsc = now;
-	kpmu_switch(prev, next, c);
+	if (prev->tpage || next->tpage)		/* counted threads only */
+		kpmu_switch(prev, next, c);
 	fpu_switch(prev, next, c);
 	next->state = TASK_RUNNING;
 	next->cpu = c;
@@ -169,7 +170,8 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
 	switch_stacks(&prev->ksp, next->ksp);
 	/* Back on this task's stack: no CPU runs on a dead task now. */
-	task_reap_dead();
+	if (unlikely(dead_list != NULL))
+		task_reap_dead();
 }
 
 /* BKL held.  Runs the next runnable task; prev keeps running if none. */
@@ -299,12 +301,12 @@ void sched_tick(void)
 
 /*
  * Last stop before user mode (BKL held): preemption, signals, then the
- * lock goes.  Every path back to user mode comes through here, so the
- * common case (nothing to do) is a handful of loads and compares.
+ * lock goes.  Every path back to user mode comes through here; the
+ * common case, nothing to do, is return_to_user()'s one combined test.
  */
-__attribute__((used)) void return_to_user(struct trapframe *tf)
+static __attribute__((noinline)) void return_to_user_slow(struct task *t,
+							   struct trapframe *tf)
 {
-	struct task *t = current_task();
 	struct cpu *c = t->cpu;
 	bool want;
 
@@ -319,14 +321,35 @@ __attribute__((used)) void return_to_user(struct trapframe *tf)
 		want = runq_head || timed_head;
 		if (unlikely(c->timer_on != want))
 			lapic_timer_set(want);
-		if (likely(!((t->sigpending | t->proc->sigpending) &
-			     ~t->sigmask)))
+		if (likely(!signal_pending(t)))
 			break;
 		signal_deliver(tf);
 	}
 	kpmu_user_return(t, tf);
 	if (unlikely(mm_tlb_ipi_on))
 		mm_tlb_return(c);
+	bkl_unlock();
+}
+
+/*
+ * A leaf with no saved registers: on kvm_pvm each of these instructions
+ * is emulated, and this runs at every system call, fault and interrupt
+ * from user mode.  Anything that may want work sends it to the slow path:
+ * a sleeper with a deadline, a preemption due, a tick to turn on or off,
+ * a signal, the step source, a TLB shootdown.
+ */
+__attribute__((used)) void return_to_user(struct trapframe *tf)
+{
+	struct task *t = current_task();
+	struct cpu *c = t->cpu;
+
+	if (unlikely(timed_head || c->need_resched ||
+		     c->timer_on != (runq_head != NULL) || mm_tlb_ipi_on ||
+		     kpmu_step_on(c->vpage) || signal_pending(t))) {
+		return_to_user_slow(t, tf);
+		return;
+	}
+	tf->rflags &= ~RFLAGS_TF;
 	bkl_unlock();
 }
 

@@ -409,11 +409,13 @@ _Static_assert(RFLAGS_USER == RFLAGS_USER_ASM && RFLAGS_TF_ASM == 0x100 &&
 /* Entered from entry.S with tf->rip = return RIP (RCX), tf->r11 = RFLAGS. */
 __attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 {
+	struct task *t = current_task();
 	u64 nr = tf->rax;
 
 	bkl_lock();
 	tf->rflags = (tf->r11 & RFLAGS_USER) | RFLAGS_IF | 2;
-	kpmu_count_trap_insn(current_task());
+	if (unlikely(kpmu_step_on(t->cpu->vpage)))
+		kpmu_count_trap_insn(t);
 	if (likely(nr < NR_MAX && sys_table[nr])) {
 		tf->rax = sys_table[nr](tf->rdi, tf->rsi, tf->rdx, tf->r10,
 					tf->r8, tf->r9);

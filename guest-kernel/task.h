@@ -200,6 +200,8 @@ __attribute__((noreturn)) void task_kill_signal(int sig);
 struct proc *proc_alloc(void);
 struct task *task_create_first(struct proc *p);
 void task_reap_dead(void);
+/* Threads that died, freed by the next switch on another stack. */
+extern struct task *dead_list;
 
 /* signal.c */
 #define SIGHUP	1
