@@ -1,8 +1,9 @@
 #!/bin/sh
 # syscall_names.h from the Linux UAPI header the toolchain ships
 # (<asm/unistd_64.h>, linux-libc-dev): the names `vmm run -v` prints for
-# system calls the kernel does not have (scripts/compat-table.sh reads the
-# same header).
+# system calls the kernel does not have, `vmm stat --breakdown` for the
+# calls it counts, and the syscount oracle for the calls a program makes
+# natively (scripts/compat-table.sh reads the same header).
 #   gen_syscall_names.sh CC OUT
 set -eu
 h=$(echo '#include <asm/unistd_64.h>' | $1 -M -x c - |

@@ -16,7 +16,7 @@ typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 #define NR_NAMES		(sizeof(syscall_names) / sizeof(syscall_names[0]))
 
 #include "syscalls.h"
-#include "syscall_names.h"	/* generated: gen_syscall_names.sh */
+#include "syscall_names.h"	/* generated: common/gen_syscall_names.sh */
 
 #define MAP_FIXED		0x10
 #define MAP_ANONYMOUS		0x20

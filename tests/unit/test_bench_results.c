@@ -208,7 +208,8 @@ static void csv_write(FILE *f, const struct bench_results *res, const char *p)
 
 static struct bench_wl_result wl[2];
 static const struct bench_results res = {
-	.size = "test", .reps = 3, .spinners = 3, .n = 2, .wl = wl,
+	.host = "standard", .size = "test", .reps = 3, .spinners = 3, .n = 2,
+	.wl = wl,
 };
 
 static int setup_results(void **state)
@@ -240,8 +241,9 @@ static void test_json(void **state)
 	char *s = written(json_write, &res);
 
 	(void)state;
-	assert_non_null(strstr(s, "{\"size\": \"test\", \"reps\": 3, "
-			       "\"spinners\": 3, \"workloads\": ["));
+	assert_non_null(strstr(s, "{\"host\": \"standard\", \"size\": "
+			       "\"test\", \"reps\": 3, \"spinners\": 3, "
+			       "\"workloads\": ["));
 	assert_non_null(strstr(s, "{\"name\": \"mcf\", \"step_guest_micro\": "
 			       "18155, \"step_oracle_micro\": 18209, "
 			       "\"step_guest_tiny\": 41680, \"step_oracle_tiny\": "
@@ -305,6 +307,7 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(s, "| lbm | 0.100 | 0.200 | 2.000 | 1.050 | "
 			       "1.100 | 1.150 |\n"));
 	assert_non_null(strstr(s, "![time relative to native](results.png)"));
+	assert_non_null(strstr(s, "Host: standard KVM."));
 	assert_non_null(strstr(s, "| mcf | 41680 | 41726 | -46 | 23525 | "
 			       "23517 | **8** |\n"));
 	assert_non_null(strstr(s, "| lbm | 200000000 | 300000000 | 1.500 |\n"));

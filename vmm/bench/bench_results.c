@@ -255,8 +255,10 @@ void bench_write_json(FILE *f, const struct bench_results *res)
 {
 	struct field fl[MAX_FIELDS];
 
-	fprintf(f, "{\"size\": \"%s\", \"reps\": %d, \"spinners\": %d, "
-		"\"workloads\": [", res->size, res->reps, res->spinners);
+	fprintf(f, "{\"host\": \"%s\", \"size\": \"%s\", \"reps\": %d, "
+		"\"spinners\": %d, \"workloads\": [",
+		res->host ? res->host : "unknown", res->size,
+		res->reps, res->spinners);
 	for (size_t w = 0; w < res->n; w++) {
 		size_t n = wl_fields(&res->wl[w], fl);
 
@@ -468,7 +470,8 @@ void bench_write_markdown(FILE *f, const struct bench_results *res,
 		"--size %s --reps %d` (`vmm bench report` runs it with every "
 		"part and writes docs/results.{md,json,csv,png}).  These "
 		"machines are shared and noisy: compare numbers within one "
-		"run.\n", res->size, res->reps);
+		"run.  Host: %s KVM.\n", res->size, res->reps,
+		res->host ? res->host : "unknown");
 	if (any_part(res, PART_OVERHEAD)) {
 		md_overhead(f, res);
 		if (plot)

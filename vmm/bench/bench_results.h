@@ -56,6 +56,7 @@ struct bench_wl_result {
 };
 
 struct bench_results {
+	const char *host;	/* host_kind_name() of the KVM it ran on */
 	const char *size;
 	int reps;
 	int spinners;		/* host spinner processes of the preemption part */

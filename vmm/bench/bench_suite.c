@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "host.h"
 #include "bench_results.h"
 #include "config.h"
 
@@ -554,6 +555,7 @@ int bench_suite(int argc, char **argv)
 		s.spinners = 3;
 	if (suite_paths(&s, oracle))
 		return VMM_EXIT_ERROR;
+	res.host = host_kind_name(host_kind_detect());
 	res.size = s.size;
 	res.reps = s.reps;
 	res.spinners = s.spinners;

@@ -12,12 +12,14 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
 #include "breakdown.h"
 #include "hypercall.h"
+/* syscall_names[], from <asm/unistd_64.h> (common/gen_syscall_names.sh):
+ * the guest's numbers are the host's, both x86-64 Linux. */
+#include "syscall_names.h"
 #include "kvm_stats.h"
 #include "vm.h"
 #include "vpmu.h"
@@ -35,46 +37,11 @@
  */
 #define BD_SAMPLE_NS	1000000
 
-/* The host's numbers are the guest's: both are x86-64 Linux. */
-#define SC(n) [__NR_##n] = #n
-static const char *const syscall_names[PV_KSTAT_SYSCALLS] = {
-	SC(read), SC(write), SC(open), SC(close), SC(stat), SC(fstat),
-	SC(lstat), SC(poll), SC(lseek), SC(mmap), SC(mprotect), SC(munmap),
-	SC(brk), SC(rt_sigaction), SC(rt_sigprocmask), SC(rt_sigreturn),
-	SC(ioctl), SC(pread64), SC(pwrite64), SC(readv), SC(writev),
-	SC(access), SC(pipe), SC(select), SC(sched_yield), SC(mremap),
-	SC(msync), SC(mincore), SC(madvise), SC(dup), SC(dup2), SC(pause),
-	SC(nanosleep), SC(getitimer), SC(alarm), SC(setitimer), SC(getpid),
-	SC(sendfile), SC(socket), SC(clone), SC(fork), SC(vfork), SC(execve),
-	SC(exit), SC(wait4), SC(kill), SC(uname), SC(fcntl), SC(flock),
-	SC(fsync), SC(fdatasync), SC(truncate), SC(ftruncate), SC(getdents),
-	SC(getcwd), SC(chdir), SC(fchdir), SC(rename), SC(mkdir), SC(rmdir),
-	SC(creat), SC(link), SC(unlink), SC(symlink), SC(readlink), SC(chmod),
-	SC(fchmod), SC(chown), SC(umask), SC(gettimeofday), SC(getrlimit),
-	SC(getrusage), SC(sysinfo), SC(times), SC(getuid), SC(getgid),
-	SC(setuid), SC(setgid), SC(geteuid), SC(getegid), SC(setpgid),
-	SC(getppid), SC(getpgrp), SC(setsid), SC(getgroups), SC(getpgid),
-	SC(getsid), SC(rt_sigpending), SC(rt_sigtimedwait),
-	SC(rt_sigsuspend), SC(sigaltstack), SC(statfs), SC(fstatfs),
-	SC(sched_setparam), SC(sched_getparam), SC(sched_setscheduler),
-	SC(sched_getscheduler), SC(sched_get_priority_max),
-	SC(sched_get_priority_min), SC(mlock), SC(munlock), SC(prctl),
-	SC(arch_prctl), SC(setrlimit), SC(sync), SC(gettid), SC(tkill),
-	SC(time), SC(futex), SC(sched_setaffinity), SC(sched_getaffinity),
-	SC(getdents64), SC(set_tid_address), SC(fadvise64),
-	SC(clock_settime), SC(clock_gettime), SC(clock_getres),
-	SC(clock_nanosleep), SC(exit_group), SC(epoll_wait), SC(tgkill),
-	SC(waitid), SC(openat), SC(mkdirat), SC(newfstatat), SC(unlinkat),
-	SC(renameat), SC(readlinkat), SC(faccessat), SC(pselect6),
-	SC(ppoll), SC(set_robust_list), SC(get_robust_list), SC(pipe2),
-	SC(dup3), SC(eventfd2), SC(epoll_create1), SC(prlimit64),
-	SC(getcpu), SC(getrandom), SC(memfd_create), SC(membarrier),
-	SC(statx), SC(rseq), SC(clone3), SC(faccessat2),
-};
-
 const char *breakdown_syscall_name(unsigned int nr)
 {
-	return nr < PV_KSTAT_SYSCALLS ? syscall_names[nr] : NULL;
+	return nr < PV_KSTAT_SYSCALLS - 1 &&
+	       nr < sizeof(syscall_names) / sizeof(syscall_names[0]) ?
+	       syscall_names[nr] : NULL;
 }
 
 static const char *const vector_names[PV_KSTAT_VECTORS] = {
