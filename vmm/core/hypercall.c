@@ -310,3 +310,20 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	vcpu_regs_mark_dirty(v);
 	return EXIT_RESUME;
 }
+
+const char *hypercall_name(unsigned int nr)
+{
+	static const char *const names[] = {
+		[PV_HC_EXIT] = "exit", [PV_HC_WRITE] = "write",
+		[PV_HC_READ] = "read", [PV_HC_LOG] = "log",
+		[PV_HC_PANIC] = "panic", [PV_HC_COPY] = "copy",
+		[PV_HC_ZERO] = "zero", [PV_HC_MEMCPY] = "memcpy",
+		[PV_HC_MEMSET] = "memset", [PV_HC_STAT_THREAD] = "stat-thread",
+		[PV_HC_SAMPLE] = "sample", [PV_HC_KSTAT] = "kstat",
+		[PV_HC_FPU_SWITCH] = "fpu-switch",
+		[PV_HC_PMU_VCPU_PAGE] = "pmu-vcpu-page",
+		[PV_HC_PMU_SWITCH] = "pmu-switch", [PV_HC_PMU_POLL] = "pmu-poll",
+	};
+
+	return nr < sizeof(names) / sizeof(names[0]) ? names[nr] : NULL;
+}

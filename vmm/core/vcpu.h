@@ -40,5 +40,7 @@ void serial_flush(struct vm *vm);
 
 /* hypercall.c */
 enum exit_result hypercall_dispatch(struct vcpu *v);
+/* PV_HC_* number to its name ("fpu-switch"), NULL if none: for tools. */
+const char *hypercall_name(unsigned int nr);
 
 #endif

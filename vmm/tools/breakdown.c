@@ -21,6 +21,7 @@
  * the guest's numbers are the host's, both x86-64 Linux. */
 #include "syscall_names.h"
 #include "kvm_stats.h"
+#include "vcpu.h"		/* hypercall_name() */
 #include "vm.h"
 #include "vpmu.h"
 
@@ -69,23 +70,6 @@ static const char *exit_reason_name(unsigned int r)
 	case KVM_EXIT_X86_WRMSR:	return "wrmsr";
 	default:			return NULL;
 	}
-}
-
-static const char *hypercall_name(unsigned int nr)
-{
-	static const char *const names[BD_HYPERCALLS] = {
-		[PV_HC_EXIT] = "exit", [PV_HC_WRITE] = "write",
-		[PV_HC_READ] = "read", [PV_HC_LOG] = "log",
-		[PV_HC_PANIC] = "panic", [PV_HC_COPY] = "copy",
-		[PV_HC_ZERO] = "zero", [PV_HC_MEMCPY] = "memcpy",
-		[PV_HC_MEMSET] = "memset", [PV_HC_STAT_THREAD] = "stat-thread",
-		[PV_HC_SAMPLE] = "sample", [PV_HC_KSTAT] = "kstat",
-		[PV_HC_FPU_SWITCH] = "fpu-switch",
-		[PV_HC_PMU_VCPU_PAGE] = "pmu-vcpu-page",
-		[PV_HC_PMU_SWITCH] = "pmu-switch", [PV_HC_PMU_POLL] = "pmu-poll",
-	};
-
-	return nr < BD_HYPERCALLS ? names[nr] : NULL;
 }
 
 void breakdown_exit(struct breakdown *b, uint32_t reason, int hypercall,

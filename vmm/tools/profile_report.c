@@ -12,9 +12,11 @@
 #include "hypercall.h"
 #include "vpmu.h"
 #include "profile_internal.h"
+#include "vcpu.h"		/* hypercall_name() */
 
 const char *profile_exit_name(uint16_t r, char *buf, size_t len)
 {
+	const char *name;
 	static const char *const kvm[] = {
 		[KVM_EXIT_UNKNOWN] = "unknown",
 		[KVM_EXIT_EXCEPTION] = "exception",
@@ -38,30 +40,17 @@ const char *profile_exit_name(uint16_t r, char *buf, size_t len)
 		[KVM_EXIT_X86_BUS_LOCK] = "bus_lock",
 		[KVM_EXIT_NOTIFY] = "notify",
 	};
-	static const char *const hc[] = {
-		[PV_HC_EXIT] = "exit",
-		[PV_HC_WRITE] = "write",
-		[PV_HC_READ] = "read",
-		[PV_HC_LOG] = "log",
-		[PV_HC_PANIC] = "panic",
-		[PV_HC_COPY] = "copy",
-		[PV_HC_ZERO] = "zero",
-		[PV_HC_MEMCPY] = "memcpy",
-		[PV_HC_MEMSET] = "memset",
-		[PV_HC_STAT_THREAD] = "stat_thread",
-		[PV_HC_SAMPLE] = "sample",
-		[PV_HC_KSTAT] = "kstat",
-		[PV_HC_FPU_SWITCH] = "fpu_switch",
-		[PV_HC_PMU_VCPU_PAGE] = "pmu_vcpu_page",
-		[PV_HC_PMU_SWITCH] = "pmu_switch",
-		[PV_HC_PMU_POLL] = "pmu_poll",
-	};
 
 	if (r < sizeof(kvm) / sizeof(kvm[0]) && kvm[r])
 		return kvm[r];
-	if (r >= PROFILE_HC_BASE && r - PROFILE_HC_BASE < (int)(sizeof(hc) /
-	    sizeof(hc[0])) && hc[r - PROFILE_HC_BASE])
-		return hc[r - PROFILE_HC_BASE];
+	if (r >= PROFILE_HC_BASE && (name = hypercall_name(r - PROFILE_HC_BASE))) {
+		/* perf's style for sort keys: underscores, as KVM's names. */
+		snprintf(buf, len, "%s", name);
+		for (char *p = buf; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		return buf;
+	}
 	if (r >= PROFILE_HC_BASE)
 		snprintf(buf, len, "hypercall_%u", r - PROFILE_HC_BASE);
 	else
