@@ -37,68 +37,77 @@ static unsigned long free_mib(void)
 	return sysinfo(&si) ? 0 : si.freeram * si.mem_unit >> 20;
 }
 
+/* Map n bytes, check they read as zero, fill them with v; NULL on error. */
+static unsigned char *map_fill(size_t n, int v, const char *what, int round)
+{
+	unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		printf("%s: round %d: mmap failed\n", what, round);
+		return NULL;
+	}
+	if (check(p, 0, n, 0, what))
+		return NULL;
+	memset(p, v, n);
+	return p;
+}
+
+/* The guest's free memory must come back to within a few MiB (the
+ * allocator's own page tables) of what it was before. */
+static int free_back(unsigned long before, const char *what)
+{
+	unsigned long after = free_mib();
+
+	if (after + 4 < before) {
+		printf("%s: %lu MiB free before, %lu after\n", what, before,
+		       after);
+		return 1;
+	}
+	return 0;
+}
+
 static int small_blocks(void)
 {
-	unsigned long before = free_mib(), after;
+	unsigned long before = free_mib();
 
 	for (int i = 0; i < 200; i++) {
 		size_t n = (100ul << 10) * (1 + i % 4) + 4096 * (i % 3);
-		unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		unsigned char *p = map_fill(n, 0x5a, "small blocks", i);
 
-		if (p == MAP_FAILED) {
-			printf("small blocks: round %d: mmap failed\n", i);
+		if (!p)
 			return 1;
-		}
-		if (check(p, 0, n, 0, "small blocks"))
-			return 1;
-		memset(p, 0x5a, n);
 		if (munmap(p, n)) {
 			printf("small blocks: round %d: munmap failed\n", i);
 			return 1;
 		}
 	}
-	/* All of it back, padding included (a few MiB of slack for the
-	 * allocator's own page tables). */
-	after = free_mib();
-	if (after + 4 < before) {
-		printf("small blocks: %lu MiB free before, %lu after\n",
-		       before, after);
+	/* All of it back, padding included. */
+	if (free_back(before, "small blocks"))
 		return 1;
-	}
 	printf("small blocks: 200 rounds ok\n");
 	return 0;
 }
 
 static int split_frees(void)
 {
-	unsigned long before = free_mib(), after;
+	unsigned long before = free_mib();
 	const size_t head = 1ul << 20;
 
 	for (int i = 0; i < 60; i++) {
 		size_t n = (3ul << 20) + (100ul << 10);
-		unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		unsigned char *p = map_fill(n, 0x3c, "split frees", i);
 
-		if (p == MAP_FAILED) {
-			printf("split frees: round %d: mmap failed\n", i);
+		if (!p)
 			return 1;
-		}
-		if (check(p, 0, n, 0, "split frees"))
-			return 1;
-		memset(p, 0x3c, n);
 		if (i % 2 ? munmap(p + head, n - head) || munmap(p, head) :
 			    munmap(p, head) || munmap(p + head, n - head)) {
 			printf("split frees: round %d: munmap failed\n", i);
 			return 1;
 		}
 	}
-	after = free_mib();
-	if (after + 4 < before) {
-		printf("split frees: %lu MiB free before, %lu after\n",
-		       before, after);
+	if (free_back(before, "split frees"))
 		return 1;
-	}
 	printf("split frees: 60 rounds ok\n");
 	return 0;
 }
