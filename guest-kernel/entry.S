@@ -44,14 +44,16 @@
  * the number in rax, the user's RFLAGS in r11.  Falls through otherwise.
  */
 .macro SYSCALL_LEAF
-	testl	$RFLAGS_TF_ASM, %r11d
-	jnz	89f
-	cmpb	$0, ktrace(%rip)
-	jne	89f
 	cmp	$39, %rax			/* getpid */
-	je	80f
+	je	79f
 	cmp	$186, %rax			/* gettid */
 	jne	89f
+79:	testl	$RFLAGS_TF_ASM, %r11d		/* the number first: every */
+	jnz	89f				/* other call pays 4 */
+	cmpb	$0, ktrace(%rip)		/* instructions here, not 8 */
+	jne	89f
+	cmp	$39, %rax
+	je	80f
 	lock incq	kstat + KSTAT_SYSCALL + 8 * 186
 	mov	%rsp, %rax
 	and	$-KSTACK_SIZE, %rax
