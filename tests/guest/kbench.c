@@ -2,7 +2,8 @@
 /*
  * Kernel path costs inside the guest.  With no arguments: medians in
  * microseconds of a system call round trip (getpid, served by the leaf
- * path of entry.S) and a thread switch (sched_yield ping-pong of two
+ * path of entry.S; getppid, the full path), a fault delivered as SIGSEGV
+ * and returned from, and a thread switch (sched_yield ping-pong of two
  * threads on one vCPU, per switch), as one JSON object.
  *
  * `kbench loop PATH N` runs one kernel path N times and nothing else, for
@@ -13,10 +14,15 @@
  *   pipe      write then read 4 KiB through a pipe
  *   futex     FUTEX_WAKE with no waiter
  *   yield     two threads on one vCPU: two switches per iteration
+ *   fault     a read of address 0: the #PF, SIGSEGV delivery, a handler
+ *             that steps over the 2-byte load, and rt_sigreturn (memory
+ *             is mapped eagerly, so this is the guest's page-fault path)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +55,18 @@ static void *yielder(void *p)
 	return NULL;
 }
 
+/* Step over the faulting `mov (%rax), %al` (2 bytes) of fault_once(). */
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si;
+	((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] += 2;
+}
+
+static void fault_once(void)
+{
+	__asm__ volatile(".byte 0x8a, 0x00" : : "a"(0L) : "memory");
+}
+
 #define FUTEX_WAKE_PRIVATE_ 129	/* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
 
 static int loop_path(const char *path, long n)
@@ -74,6 +92,14 @@ static int loop_path(const char *path, long n)
 	} else if (!strcmp(path, "futex")) {
 		for (long i = 0; i < n; i++)
 			syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE_, 1, 0, 0, 0);
+	} else if (!strcmp(path, "fault")) {
+		struct sigaction sa = { .sa_sigaction = on_segv,
+					.sa_flags = SA_SIGINFO };
+
+		if (sigaction(SIGSEGV, &sa, NULL))
+			return 1;
+		for (long i = 0; i < n; i++)
+			fault_once();
 	} else if (!strcmp(path, "yield")) {
 		/* The partner runs in both the N = 0 and the N = K run, so
 		 * its creation cancels in the difference. */
@@ -90,13 +116,41 @@ static int loop_path(const char *path, long n)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static void call_getpid(void)
+{
+	syscall(SYS_getpid);
+}
+
+static void call_getppid(void)
+{
+	syscall(SYS_getppid);
+}
+
+static void call_yield(void)
+{
+	sched_yield();
+}
+
+/* Median of 201 timed calls of fn, in microseconds. */
+static double median_us(void (*fn)(void), double khz)
 {
 	enum { N = 201 };
 	static uint64_t s[N];
-	double khz = 0;
+
+	for (int i = 0; i < N; i++) {
+		uint64_t t0 = rd_tsc();
+
+		fn();
+		s[i] = rd_tsc() - t0;
+	}
+	qsort(s, N, sizeof(s[0]), cmp);
+	return s[N / 2] / khz;
+}
+
+int main(int argc, char **argv)
+{
+	double khz = 0, yield_us;
 	pthread_t t;
-	uint64_t t0;
 	FILE *f;
 
 	if (argc == 4 && !strcmp(argv[1], "loop"))
@@ -119,24 +173,19 @@ int main(int argc, char **argv)
 		khz = (y - x) / ((b.tv_sec - a.tv_sec) * 1e6 +
 				 (b.tv_nsec - a.tv_nsec) / 1e3);
 	}
-	for (int i = 0; i < N; i++) {
-		t0 = rd_tsc();
-		syscall(SYS_getpid);
-		s[i] = rd_tsc() - t0;
-	}
-	qsort(s, N, sizeof(s[0]), cmp);
-	printf("{\"getpid_us\": %.1f, ", s[N / 2] / khz);
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
+
+	sigaction(SIGSEGV, &sa, NULL);
+	printf("{\"getpid_us\": %.1f, ", median_us(call_getpid, khz));
+	printf("\"getppid_us\": %.1f, ", median_us(call_getppid, khz));
+	printf("\"fault_us\": %.1f, ", median_us(fault_once, khz));
 	pthread_create(&t, NULL, yielder, NULL);
 	sched_yield();
-	for (int i = 0; i < N; i++) {
-		t0 = rd_tsc();
-		sched_yield();		/* to the other thread and back */
-		s[i] = rd_tsc() - t0;
-	}
+	/* Each sched_yield() is to the other thread and back. */
+	yield_us = median_us(call_yield, khz);
 	stop = 1;
 	pthread_join(t, NULL);
-	qsort(s, N, sizeof(s[0]), cmp);
 	printf("\"yield_roundtrip_us\": %.1f, \"switch_us\": %.1f}\n",
-	       s[N / 2] / khz, s[N / 2] / khz / 2);
+	       yield_us, yield_us / 2);
 	return 0;
 }

@@ -27,7 +27,7 @@ kemul() {
 		awk '/kvm insn_emulation / {s += $NF} END {if (NR) print s}'
 }
 status=0
-for path in getpid getppid futex pipe yield; do
+for path in getpid getppid futex pipe fault yield; do
 	a=$(kcount "$path" 0) b=$(kcount "$path" $K)
 	if [ -z "$a" ] || [ -z "$b" ] || [ "$b" -le "$a" ]; then
 		echo "FAIL: $path: no instructions:k count, or none more for $K runs ('$a', '$b')"
