@@ -473,6 +473,25 @@ static u64 mmap_find_gap(struct mm *mm, u64 len, u64 align)
 }
 
 /*
+ * Fresh zeroed 2 MiB pages over [start, end), both 2 MiB-aligned: all of
+ * them, or none (what was mapped is undone) and -ENOMEM.
+ */
+static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
+{
+	for (u64 va = start; va < end; va += PV_HUGE_SIZE) {
+		u64 pa = huge_alloc_zero();
+
+		if (!pa || mm_map_huge(mm, va, pa, flags)) {
+			if (pa)
+				huge_free(pa);
+			mm_unmap_range(mm, start, va);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
  * A writable mapping of 64 KiB or more whose length is not a multiple of
  * 2 MiB, while at least half of RAM stays free: 2 MiB pages throughout,
  * the last one's tail as padding (vma.pad) that munmap of the length
@@ -503,16 +522,9 @@ static s64 mm_mmap_padded(struct mm *mm, u64 len, u32 prot)
 	if (vma_add(mm, &v))
 		return 0;
 	/* Not mm_populate(): this is the hot path of malloc churn. */
-	for (u64 va = start; va < v.end; va += PV_HUGE_SIZE) {
-		u64 pa = huge_alloc_zero();
-
-		if (!pa || mm_map_huge(mm, va, pa, pte_flags(prot))) {
-			if (pa)
-				huge_free(pa);
-			mm_unmap_range(mm, start, va);
-			vma_remove(mm, start, v.end);
-			return 0;
-		}
+	if (mm_map_huge_range(mm, start, v.end, pte_flags(prot))) {
+		vma_remove(mm, start, v.end);
+		return 0;
 	}
 	return start;
 }
@@ -919,17 +931,9 @@ u64 mm_brk(struct mm *mm, u64 newbrk)
 			if (mm->vma[i].start < new_top &&
 			    mm->vma[i].end > old_top)
 				return mm->brk;
-		for (u64 va = old_top; va < new_top; va += PV_HUGE_SIZE) {
-			u64 pa = huge_alloc_zero();
-
-			if (!pa || mm_map_huge(mm, va, pa,
-					       pte_flags(PROT_READ | PROT_WRITE))) {
-				if (pa)
-					huge_free(pa);
-				mm_unmap_range(mm, old_top, va);
-				return mm->brk;
-			}
-		}
+		if (mm_map_huge_range(mm, old_top, new_top,
+				      pte_flags(PROT_READ | PROT_WRITE)))
+			return mm->brk;
 	} else if (new_top < old_top) {
 		mm_unmap_range(mm, new_top, old_top);
 	}

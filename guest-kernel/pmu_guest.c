@@ -176,8 +176,7 @@ void kpmu_switch(struct task *prev, struct task *next, struct cpu *c)
 	struct pv_vpmu_masks om = task_pmu_masks(out);
 	struct pv_vpmu_masks im = task_pmu_masks(in);
 
-	if (!out && !in)
-		return;
+	/* sched_switch() calls this only when one side counts. */
 	if (pv_vpmu_switch_exits(vp, om, in ? in->tpage : NULL, im)) {
 		if (in) {
 			pv_seq_write_begin(&in->tpage->seq);
@@ -349,9 +348,9 @@ bool kpmu_debug_trap(struct trapframe *tf)
 	return true;
 }
 
-void kpmu_count_trap_insn(struct task *t)
+void kpmu_step_count_insn(struct pv_vpmu_vcpu_page *vp)
 {
-	step_count(t->cpu->vpage, PV_STEP_USER_INSNS);
+	step_count(vp, PV_STEP_USER_INSNS);
 }
 
 static u64 rdmsr64(u32 msr)

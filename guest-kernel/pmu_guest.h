@@ -20,7 +20,8 @@ struct trapframe;
 void kpmu_cpus_alloc(u32 ncpus);
 void kpmu_cpu_init(struct cpu *c);
 /* The switch point: prev's counts folded, next's started (a-mode), or
- * one batched hypercall when the policy needs the VMM (i-mode). */
+ * one batched hypercall when the policy needs the VMM (i-mode).  Only
+ * when prev or next has a thread page. */
 void kpmu_switch(struct task *prev, struct task *next, struct cpu *c);
 void kpmu_task_init(struct task *t, struct task *parent);
 void kpmu_task_exit(struct task *t);
@@ -35,9 +36,15 @@ static inline bool kpmu_step_on(const struct pv_vpmu_vcpu_page *vp)
 }
 /* Before returning to user mode: single-step when the step source runs. */
 void kpmu_user_return(struct task *t, struct trapframe *tf);
-/* A user instruction retired without a #DB (syscall, int $0x80); call
- * only when kpmu_step_on(). */
-void kpmu_count_trap_insn(struct task *t);
+/* A user instruction retired without a #DB (syscall, int $0x80), on the
+ * vCPU page vp: counted only while the step source runs (an inline test,
+ * since this is on every system call's path). */
+void kpmu_step_count_insn(struct pv_vpmu_vcpu_page *vp);
+static inline void kpmu_count_trap_insn(struct pv_vpmu_vcpu_page *vp)
+{
+	if (__builtin_expect(kpmu_step_on(vp), 0))
+		kpmu_step_count_insn(vp);
+}
 bool kpmu_debug_trap(struct trapframe *tf);
 uint64_t kpmu_sample_start(int idx);
 void kpmu_rearm(int idx, uint64_t period);

@@ -414,8 +414,7 @@ __attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 
 	bkl_lock();
 	tf->rflags = (tf->r11 & RFLAGS_USER) | RFLAGS_IF | 2;
-	if (unlikely(kpmu_step_on(t->cpu->vpage)))
-		kpmu_count_trap_insn(t);
+	kpmu_count_trap_insn(t->cpu->vpage);
 	if (likely(nr < NR_MAX && sys_table[nr])) {
 		tf->rax = sys_table[nr](tf->rdi, tf->rsi, tf->rdx, tf->r10,
 					tf->r8, tf->r9);

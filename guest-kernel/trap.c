@@ -122,8 +122,7 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	if (v == VEC_INT80 && (tf->cs & 3) == 3) {
 		/* Standard KVM: the DPL 3 gate, RIP already past `cd 80`. */
 		bkl_lock();
-		if (kpmu_step_on(t->cpu->vpage))
-			kpmu_count_trap_insn(t);
+		kpmu_count_trap_insn(t->cpu->vpage);
 		syscall_i386(tf);
 		return_to_user(tf);
 		return;
@@ -156,8 +155,7 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	bkl_lock();
 	if (v == 6 && trap_is_int80(tf)) {
 		tf->rip += 2;
-		if (kpmu_step_on(t->cpu->vpage))
-			kpmu_count_trap_insn(t);
+		kpmu_count_trap_insn(t->cpu->vpage);
 		syscall_i386(tf);
 		return_to_user(tf);
 		return;
