@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrace_start.h"
 #include "x86_decode.h"
 
 struct thread {
@@ -183,7 +184,6 @@ int main(int argc, char **argv)
 {
 	bool per_thread = false, branches = false;
 	const char *argv0 = NULL, *outname = NULL;
-	char *empty_env[] = { NULL };
 	int status, exit_code = 0, i;
 	pid_t child;
 	FILE *out = stderr;
@@ -215,32 +215,10 @@ int main(int argc, char **argv)
 			die(outname);
 	}
 
-	child = fork();
+	child = ptrace_start("stepcount", argv + i, argv0,
+			     PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL, &status);
 	if (child < 0)
-		die("fork");
-	if (child == 0) {
-		char **cargv = &argv[i];
-		const char *path = argv[i];
-
-		if (argv0)
-			cargv[0] = (char *)argv0;
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
-			die("PTRACE_TRACEME");
-		execve(path, cargv, empty_env);
-		fprintf(stderr, "stepcount: %s: %s\n", path, strerror(errno));
-		_exit(127);
-	}
-
-	/* The execve stop: RIP is the program's first instruction. */
-	if (waitpid(child, &status, 0) < 0)
-		die("waitpid");
-	if (!WIFSTOPPED(status)) {
-		/* execve failed: the child already reported why. */
-		return WIFEXITED(status) ? WEXITSTATUS(status) : 125;
-	}
-	if (ptrace(PTRACE_SETOPTIONS, child, NULL,
-		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)) < 0)
-		die("PTRACE_SETOPTIONS");
+		return status;	/* execve failed: the child said why */
 	{
 		struct thread *t = add_thread(child);
 

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrace_start.h"
 #include "syscall_names.h"
 
 #define NR_SYSCALLS	512
@@ -78,7 +79,6 @@ static void report(const uint64_t *count)
 int main(int argc, char **argv)
 {
 	static uint64_t count[NR_SYSCALLS];
-	char *empty_env[] = { NULL };
 	const char *argv0 = NULL;
 	int i = 1, status, exit_status = 0;
 	pid_t child;
@@ -93,28 +93,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: syscount [--argv0 NAME] -- PROG [ARGS...]\n");
 		return 125;
 	}
-	child = fork();
+	/* From the execve stop on, every call is the program's. */
+	child = ptrace_start("syscount", argv + i, argv0,
+			     PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE |
+			     PTRACE_O_EXITKILL, &status);
 	if (child < 0)
-		die("fork");
-	if (child == 0) {
-		const char *path = argv[i];
-
-		if (argv0)
-			argv[i] = (char *)argv0;
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
-			die("PTRACE_TRACEME");
-		execve(path, argv + i, empty_env);
-		die("execve");
-	}
-	/* The execve stop: from here on every call is the program's. */
-	if (waitpid(child, &status, 0) < 0 || !WIFSTOPPED(status)) {
-		fprintf(stderr, "syscount: the program did not start\n");
-		return 125;
-	}
-	if (ptrace(PTRACE_SETOPTIONS, child, NULL,
-		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE |
-				  PTRACE_O_EXITKILL)) < 0)
-		die("PTRACE_SETOPTIONS");
+		return status;	/* execve failed: the child said why */
 	thread_get(child);
 	if (ptrace(PTRACE_SYSCALL, child, NULL, NULL) < 0)
 		die("PTRACE_SYSCALL");
