@@ -13,7 +13,6 @@
 typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 
 #define NR_MAX			335
-#define NR_NAMES		(sizeof(syscall_names) / sizeof(syscall_names[0]))
 
 #include "syscalls.h"
 #include "syscall_names.h"	/* generated: common/gen_syscall_names.sh */
@@ -382,10 +381,10 @@ static const sys_fn sys_table[NR_MAX] = {
  */
 static void log_unknown_syscall(u64 nr)
 {
-	static u64 seen[(NR_NAMES + 63) / 64];
-	const char *name = nr < NR_NAMES ? syscall_names[nr] : NULL;
+	static u64 seen[(SYSCALL_NAMES_N + 63) / 64];
+	const char *name = syscall_name(nr);
 
-	if (nr < NR_NAMES) {
+	if (nr < SYSCALL_NAMES_N) {
 		if (seen[nr / 64] & (1ull << (nr % 64)))
 			return;
 		seen[nr / 64] |= 1ull << (nr % 64);

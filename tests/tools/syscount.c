@@ -62,8 +62,7 @@ static struct thread *thread_get(pid_t tid)
 static void report(const uint64_t *count)
 {
 	for (int i = 0; i < NR_SYSCALLS; i++) {
-		const char *name = (size_t)i < sizeof(syscall_names) /
-			sizeof(syscall_names[0]) ? syscall_names[i] : NULL;
+		const char *name = syscall_name(i);
 
 		if (!count[i])
 			continue;

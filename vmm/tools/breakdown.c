@@ -17,7 +17,7 @@
 
 #include "breakdown.h"
 #include "hypercall.h"
-/* syscall_names[], from <asm/unistd_64.h> (common/gen_syscall_names.sh):
+/* syscall_name(), from <asm/unistd_64.h> (common/gen_syscall_names.sh):
  * the guest's numbers are the host's, both x86-64 Linux. */
 #include "syscall_names.h"
 #include "kvm_stats.h"
@@ -40,9 +40,7 @@
 
 const char *breakdown_syscall_name(unsigned int nr)
 {
-	return nr < PV_KSTAT_SYSCALLS - 1 &&
-	       nr < sizeof(syscall_names) / sizeof(syscall_names[0]) ?
-	       syscall_names[nr] : NULL;
+	return nr < PV_KSTAT_SYSCALLS - 1 ? syscall_name(nr) : NULL;
 }
 
 static const char *const vector_names[PV_KSTAT_VECTORS] = {
