@@ -156,6 +156,32 @@ static void test_hypercall_copy_zero(void **state)
 	assert_int_equal(f->vm.mem[0x20004], 'v');
 }
 
+/* A page table of 4 KiB entries in one exit; bad counts and ends refused. */
+static void test_hypercall_pt_fill(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t *pt = (uint64_t *)(f->vm.mem + 0x20000);
+
+	pt[512] = 0xdead;
+	hypercall(f, PV_HC_PT_FILL, 0x20000, 0x200000 | 0x67, 512);
+	vcpu_handle_exit(&f->v);
+	assert_int_equal(f->v.run->s.regs.regs.rax, 0);
+	assert_int_equal(pt[0], 0x200067);
+	assert_int_equal(pt[1], 0x201067);
+	assert_int_equal(pt[511], 0x3ff067);
+	assert_int_equal(pt[512], 0xdead);
+	hypercall(f, PV_HC_PT_FILL, 0x20000, 0, 513);
+	vcpu_handle_exit(&f->v);
+	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -22);
+	hypercall(f, PV_HC_PT_FILL, 0x20004, 0, 1);
+	vcpu_handle_exit(&f->v);
+	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -22);
+	hypercall(f, PV_HC_PT_FILL, MEM_SIZE - 8, 0, 2);
+	vcpu_handle_exit(&f->v);
+	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -14);
+	assert_int_equal(f->vm.stop, VM_RUNNING);
+}
+
 static void test_hypercall_exit(void **state)
 {
 	struct fixture *f = *state;
@@ -255,6 +281,7 @@ int main(void)
 		T(test_hypercall_unknown),
 		T(test_hypercall_bad_pointers),
 		T(test_hypercall_copy_zero),
+		T(test_hypercall_pt_fill),
 		T(test_hypercall_exit),
 		T(test_gva_walk),
 		T(test_msr_exit_gp),

@@ -121,6 +121,21 @@ static int64_t hc_zero(struct vcpu *v, uint64_t dst, uint64_t len)
 	return 0;
 }
 
+static int64_t hc_pt_fill(struct vcpu *v, uint64_t dst, uint64_t first,
+			  uint64_t n)
+{
+	uint64_t *d;
+
+	if (!n || n > PV_PT_FILL_MAX || (dst & 7))
+		return -EINVAL;
+	d = vm_gpa_to_hva(v->vm, dst, n * 8);
+	if (!d)
+		return -EFAULT;
+	for (uint64_t i = 0; i < n; i++)
+		d[i] = first + i * 4096;
+	return 0;
+}
+
 /*
  * Host pointer for [va, va + len) inside one page: the kernel direct map,
  * or a user page under cr3 (writable when write).  NULL when not allowed.
@@ -300,6 +315,9 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	case PV_HC_FPU_SWITCH:
 		ret = hc_fpu_switch(v, r->rdi, r->rsi);
 		break;
+	case PV_HC_PT_FILL:
+		ret = hc_pt_fill(v, r->rdi, r->rsi, r->r10);
+		break;
 	default:
 		ret = v->pmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
 		      vcpu_pmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
@@ -320,7 +338,7 @@ const char *hypercall_name(unsigned int nr)
 		[PV_HC_ZERO] = "zero", [PV_HC_MEMCPY] = "memcpy",
 		[PV_HC_MEMSET] = "memset", [PV_HC_STAT_THREAD] = "stat-thread",
 		[PV_HC_SAMPLE] = "sample", [PV_HC_KSTAT] = "kstat",
-		[PV_HC_FPU_SWITCH] = "fpu-switch",
+		[PV_HC_FPU_SWITCH] = "fpu-switch", [PV_HC_PT_FILL] = "pt-fill",
 		[PV_HC_PMU_VCPU_PAGE] = "pmu-vcpu-page",
 		[PV_HC_PMU_SWITCH] = "pmu-switch", [PV_HC_PMU_POLL] = "pmu-poll",
 	};
