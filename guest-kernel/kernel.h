@@ -32,6 +32,7 @@ typedef int32_t s32;
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
+#define __always_inline	inline __attribute__((always_inline))
 
 /* errno values as Linux returns them. */
 #define EPERM 1

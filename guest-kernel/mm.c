@@ -41,6 +41,7 @@ struct mm *mm_create(void)
 	}
 	((u64 *)P2V(mm->pml4))[511] = kernel_pml4e;
 	mm->refs = 1;
+	mm->gap_hint = PV_USER_MMAP_BASE;
 	return mm;
 }
 
@@ -138,7 +139,9 @@ static void mm_tlb_shootdown(struct mm *mm)
 	}
 }
 
-static u64 *table_next(u64 *e, bool create)
+/* Inlined: every walk is on a hot path, and each call costs ~8 emulated
+ * instructions of its own. */
+static __always_inline u64 *table_next(u64 *e, bool create)
 {
 	if (!(*e & PTE_P)) {
 		u64 pa;
@@ -217,13 +220,39 @@ static inline void invlpg(u64 va)
 }
 
 /* The PD entry covering va, or NULL when no page directory exists. */
-static u64 *mm_pde(struct mm *mm, u64 va)
+static __always_inline u64 *mm_pde(struct mm *mm, u64 va)
 {
 	u64 *pml4 = P2V(mm->pml4);
 	u64 *pdpt = table_next(&pml4[(va >> 39) & 511], false);
 	u64 *pd = pdpt ? table_next(&pdpt[(va >> 30) & 511], false) : NULL;
 
 	return pd ? &pd[(va >> 21) & 511] : NULL;
+}
+
+/*
+ * The 2 MiB pages of [start, end) (both 2 MiB-aligned, one VMA) go back
+ * to the allocator.  True when every piece was a 2 MiB page or nothing;
+ * false at the first split one, with [va, end) left for mm_unmap_range().
+ */
+static bool mm_unmap_huge(struct mm *mm, u64 *va, u64 end)
+{
+	u64 *pde = NULL;
+
+	for (; *va < end; *va += PV_HUGE_SIZE) {
+		/* One walk per 1 GiB of page directory. */
+		if (!pde || !(*va & ((1ull << 30) - 1)))
+			pde = mm_pde(mm, *va);
+		else
+			pde++;
+		if (!pde || !*pde)
+			continue;
+		if (!(*pde & PTE_PS))
+			return false;
+		huge_free(*pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
+		*pde = 0;
+		invlpg(*va);
+	}
+	return true;
 }
 
 /*
@@ -418,6 +447,38 @@ static int vma_add(struct mm *mm, const struct vma *n)
 	return 0;
 }
 
+/*
+ * n at index i, where mmap_find_gap() found room: no search, no merge
+ * (a padded VMA never merges).  A mapping placed at the gap hint moves it.
+ */
+static void vma_insert_at(struct mm *mm, int i, const struct vma *n)
+{
+	struct vma *v = &mm->vma[i];
+
+	if (i < mm->nvma)
+		memmove(v + 1, v, (mm->nvma - i) * sizeof(*v));
+	v->start = n->start;
+	v->end = n->end;
+	v->prot = n->prot;
+	v->huge = n->huge;
+	v->pad = n->pad;
+	mm->nvma++;
+	if (n->start == mm->gap_hint)
+		mm->gap_hint = n->end;
+}
+
+static void vma_delete(struct mm *mm, int i)
+{
+	struct vma *v = &mm->vma[i];
+
+	if (v->start < mm->gap_hint)
+		mm->gap_hint = v->start > PV_USER_MMAP_BASE ? v->start :
+			       PV_USER_MMAP_BASE;
+	mm->nvma--;
+	if (i < mm->nvma)
+		memmove(v, v + 1, (mm->nvma - i) * sizeof(*v));
+}
+
 int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
 {
 	const struct vma n = { start, end, prot, huge, 0 };
@@ -428,6 +489,9 @@ int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
 /* Remove [start, end) from the VMA list, splitting VMAs that straddle it. */
 void vma_remove(struct mm *mm, u64 start, u64 end)
 {
+	if (start < mm->gap_hint)
+		mm->gap_hint = start > PV_USER_MMAP_BASE ? start :
+			       PV_USER_MMAP_BASE;
 	for (int i = vma_index(mm, start); i < mm->nvma; i++) {
 		struct vma *v = &mm->vma[i];
 
@@ -456,23 +520,29 @@ void vma_remove(struct mm *mm, u64 start, u64 end)
 	}
 }
 
-static u64 mmap_find_gap(struct mm *mm, u64 len, u64 align)
+/*
+ * The lowest free [start, start + len) above the mmap base, start aligned,
+ * and in *idx the index its VMA takes.  The scan starts at mm->gap_hint,
+ * below which nothing is free: malloc churn finds the hole its last free
+ * made without walking every mapping below it.  0 when there is no room.
+ */
+static u64 mmap_find_gap(struct mm *mm, u64 len, u64 align, int *idx)
 {
-	u64 start = PV_USER_MMAP_BASE;
+	u64 start = ALIGN_UP(mm->gap_hint, align);
+	int i;
 
-	for (int i = vma_index(mm, start); i < mm->nvma; i++) {
+	for (i = vma_index(mm, mm->gap_hint); i < mm->nvma; i++) {
 		struct vma *v = &mm->vma[i];
 
-		start = ALIGN_UP(start, align);
 		if (v->end <= start)
 			continue;
 		if (v->start >= start + len)
 			break;
-		start = v->end;
+		start = ALIGN_UP(v->end, align);
 	}
-	start = ALIGN_UP(start, align);
 	if (start + len > PV_USER_STACK_TOP - (64ull << 20))
 		return 0;
+	*idx = i;
 	return start;
 }
 
@@ -513,24 +583,22 @@ static s64 mm_mmap_padded(struct mm *mm, u64 len, u32 prot)
 {
 	u64 size = ALIGN_UP(len, PV_HUGE_SIZE);
 	struct vma v = { 0, 0, prot, true, (u32)(size - len) };
-	u64 start;
+	int i;
 
 	if (len < PAD_MIN || size == len || !(prot & PROT_WRITE) ||
+	    mm->nvma == MM_MAX_VMA ||
 	    pmem_free_pages() < (boot_params->mem_size / 2 + size) >> 12)
 		return 0;
-	start = mmap_find_gap(mm, size, PV_HUGE_SIZE);
-	if (!start)
+	v.start = mmap_find_gap(mm, size, PV_HUGE_SIZE, &i);
+	if (!v.start)
 		return 0;
-	v.start = start;
-	v.end = start + size;
-	if (vma_add(mm, &v))
+	v.end = v.start + size;
+	/* Not mm_populate(), nor vma_add()'s search and merge: this is the
+	 * hot path of malloc churn. */
+	if (mm_map_huge_range(mm, v.start, v.end, pte_flags(prot)))
 		return 0;
-	/* Not mm_populate(): this is the hot path of malloc churn. */
-	if (mm_map_huge_range(mm, start, v.end, pte_flags(prot))) {
-		vma_remove(mm, start, v.end);
-		return 0;
-	}
-	return start;
+	vma_insert_at(mm, i, &v);
+	return v.start;
 }
 
 s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
@@ -557,11 +625,14 @@ s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
 		 * 3 MiB blocks lost 2 MiB a round (ENOMEM after 53 rounds
 		 * in 128 MiB; test mmap-munmap-3m-loop).
 		 */
+		int i;
+
 		huge = len >= PV_HUGE_SIZE && (prot & PROT_WRITE);
 		start = mm_mmap_padded(mm, len, prot);
 		if (start)
 			return start;
-		start = mmap_find_gap(mm, len, huge ? PV_HUGE_SIZE : PAGE_SIZE);
+		start = mmap_find_gap(mm, len, huge ? PV_HUGE_SIZE : PAGE_SIZE,
+				      &i);
 		if (!start)
 			return -ENOMEM;
 	}
@@ -578,6 +649,29 @@ s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
 	return start;
 }
 
+/*
+ * munmap of one whole VMA of 2 MiB pages, its padding included: malloc
+ * freeing a big block (bzip2: 210 a run at size train).  One lookup, one
+ * PDE per 2 MiB, the entry dropped; false for anything else.
+ */
+static bool mm_munmap_whole(struct mm *mm, u64 addr, u64 end)
+{
+	int i = vma_index(mm, addr);
+	struct vma *v = &mm->vma[i];
+	u64 va = addr;
+
+	if (i == mm->nvma || v->start != addr || !v->huge ||
+	    ((addr | v->end) & (PV_HUGE_SIZE - 1)) ||
+	    (end != v->end && end != v->end - v->pad))
+		return false;
+	if (!mm_unmap_huge(mm, &va, v->end))
+		mm_unmap_range(mm, va, v->end);
+	else
+		mm_tlb_shootdown(mm);
+	vma_delete(mm, i);
+	return true;
+}
+
 s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 {
 	struct vma *v;
@@ -586,6 +680,8 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 	if ((addr & (PAGE_SIZE - 1)) || !len || !user_range_ok(addr, len))
 		return -EINVAL;
 	end = ALIGN_UP(addr + len, PAGE_SIZE);
+	if (mm_munmap_whole(mm, addr, end))
+		return 0;
 	/* Up to a padded mapping's padding: it goes too (mm_mmap_padded),
 	 * or a loop that frees mappings from their tail keeps it forever. */
 	v = vma_find(mm, end - 1);
@@ -844,6 +940,7 @@ s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 	struct vma *v;
 	u64 old_end, new_end, start;
 	s64 err;
+	int i;
 
 	if ((old & (PAGE_SIZE - 1)) || (flags & ~1ull) || !new_len ||
 	    !old_len)
@@ -903,7 +1000,7 @@ s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 		return -ENOMEM;
 	/* A fresh range, 2 MiB aligned when big, and the pages moved. */
 	start = mmap_find_gap(mm, new_len, new_len >= PV_HUGE_SIZE ?
-			      PV_HUGE_SIZE : PAGE_SIZE);
+			      PV_HUGE_SIZE : PAGE_SIZE, &i);
 	if (!start)
 		return -ENOMEM;
 	err = vma_insert(mm, start, start + new_len, v->prot,

@@ -36,6 +36,8 @@ struct mm {
 	int refs;
 	int nvma;
 	u64 tlb_gen;			/* bumped at each shootdown (mm.c) */
+	u64 gap_hint;			/* no free page from the mmap base
+					 * up to here (mmap_find_gap) */
 	struct vma vma[MM_MAX_VMA];	/* sorted by start, disjoint */
 };
 

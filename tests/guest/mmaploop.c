@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * A malloc/free loop of blocks over 2 MiB that are not a multiple of it
- * (musl and glibc mmap and munmap such blocks).  Each round maps 3 MiB and
- * a few pages, checks it reads as zero, fills and unmaps it.  munmap of the
- * length asked for must give all of it back: 80 rounds are 240 MiB, more
- * than the guest has.  Then 200 rounds of 100-400 KiB blocks (one 2 MiB
- * page each, padded, while memory is plentiful: the padding must go with
- * them), and one block grown and shrunk by mremap, whose old bytes stay
- * and whose new ones read as zero.  Then 3 MiB blocks (padded to 4 MiB)
- * unmapped in two pieces, tail or head first, as allocators that trim
- * do: the padding must go with the piece that ends where it starts.
+ * First holes: of four padded 300 KiB blocks the middle two are unmapped
+ * and must fault, and two new blocks of that size must land in their hole,
+ * not above the last block (the kernel's gap hint, mm.c).
+ * Then a malloc/free loop of blocks over 2 MiB that are not a multiple of
+ * it (musl and glibc mmap and munmap such blocks).  Each round maps 3 MiB
+ * and a few pages, checks it reads as zero, fills and unmaps it.  munmap of
+ * the length asked for must give all of it back: 80 rounds are 240 MiB,
+ * more than the guest has.  Then 200 rounds of 100-400 KiB blocks (one
+ * 2 MiB page each, padded, while memory is plentiful: the padding must go
+ * with them), and one block grown and shrunk by mremap, whose old bytes
+ * stay and whose new ones read as zero.  Then 3 MiB blocks (padded to
+ * 4 MiB) unmapped in two pieces, tail or head first, as allocators that
+ * trim do: the padding must go with the piece that ends where it starts.
  * Prints a line per part.
  */
 #define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -137,10 +142,64 @@ static int remap(void)
 	return 0;
 }
 
+static sigjmp_buf fault_env;
+
+static void on_fault(int sig)
+{
+	siglongjmp(fault_env, sig);
+}
+
+/* Does reading p fault?  (SIGSEGV, caught here.) */
+static int faults(const volatile unsigned char *p)
+{
+	struct sigaction sa = { .sa_handler = on_fault }, old;
+	int sig;
+
+	sigaction(SIGSEGV, &sa, &old);
+	sig = sigsetjmp(fault_env, 1);
+	if (!sig)
+		(void)*p;
+	sigaction(SIGSEGV, &old, NULL);
+	return sig == SIGSEGV;
+}
+
+static int holes(void)
+{
+	const size_t n = 300ul << 10;
+	unsigned char *b[4], *c[2];
+
+	for (int i = 0; i < 4; i++)
+		if (!(b[i] = map_fill(n, 0x11 * (i + 1), "holes", i)))
+			return 1;
+	if (munmap(b[1], n) || munmap(b[2], n))
+		return 1;
+	if (!faults(b[1]) || !faults(b[2] + n - 1)) {
+		printf("holes: an unmapped block still reads\n");
+		return 1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (!(c[i] = map_fill(n, 0x77, "holes refill", i)))
+			return 1;
+	if (c[0] > b[3] || c[1] > b[3] || c[0] == c[1] ||
+	    check(b[0], 0, n, 0x11, "holes first") ||
+	    check(b[3], 0, n, 0x44, "holes last")) {
+		printf("holes: new blocks at %p and %p, the last old one at %p\n",
+		       (void *)c[0], (void *)c[1], (void *)b[3]);
+		return 1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (munmap(c[i], n) || munmap(b[3 * i], n))
+			return 1;
+	printf("holes: refilled below the last block\n");
+	return 0;
+}
+
 int main(void)
 {
 	const int rounds = 80;
 
+	if (holes())
+		return 1;
 	for (int i = 0; i < rounds; i++) {
 		size_t n = (3ul << 20) + 4096 * (i % 7);
 		unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
