@@ -463,17 +463,21 @@ static void vma_insert_at(struct mm *mm, int i, const struct vma *n)
 	v->huge = n->huge;
 	v->pad = n->pad;
 	mm->nvma++;
-	if (n->start == mm->gap_hint)
+	if (n->start == mm->gap_hint) {
 		mm->gap_hint = n->end;
+		mm->gap_idx = i + 1;
+	}
 }
 
 static void vma_delete(struct mm *mm, int i)
 {
 	struct vma *v = &mm->vma[i];
 
-	if (v->start < mm->gap_hint)
+	if (v->start < mm->gap_hint) {
 		mm->gap_hint = v->start > PV_USER_MMAP_BASE ? v->start :
 			       PV_USER_MMAP_BASE;
+		mm->gap_idx = i;
+	}
 	mm->nvma--;
 	if (i < mm->nvma)
 		memmove(v, v + 1, (mm->nvma - i) * sizeof(*v));
@@ -489,9 +493,11 @@ int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
 /* Remove [start, end) from the VMA list, splitting VMAs that straddle it. */
 void vma_remove(struct mm *mm, u64 start, u64 end)
 {
-	if (start < mm->gap_hint)
+	if (start < mm->gap_hint) {
 		mm->gap_hint = start > PV_USER_MMAP_BASE ? start :
 			       PV_USER_MMAP_BASE;
+		mm->gap_idx = -1;
+	}
 	for (int i = vma_index(mm, start); i < mm->nvma; i++) {
 		struct vma *v = &mm->vma[i];
 
@@ -529,9 +535,14 @@ void vma_remove(struct mm *mm, u64 start, u64 end)
 static u64 mmap_find_gap(struct mm *mm, u64 len, u64 align, int *idx)
 {
 	u64 start = ALIGN_UP(mm->gap_hint, align);
-	int i;
+	int i = mm->gap_idx;
 
-	for (i = vma_index(mm, mm->gap_hint); i < mm->nvma; i++) {
+	/* The index kept with the hint, unless the list changed under it. */
+	if (i < 0 || i > mm->nvma ||
+	    (i < mm->nvma && mm->vma[i].end <= mm->gap_hint) ||
+	    (i > 0 && mm->vma[i - 1].end > mm->gap_hint))
+		i = vma_index(mm, mm->gap_hint);
+	for (; i < mm->nvma; i++) {
 		struct vma *v = &mm->vma[i];
 
 		if (v->end <= start)
@@ -554,7 +565,13 @@ static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
 {
 	for (u64 va = start; va < end; va += PV_HUGE_SIZE) {
 		u64 pa = huge_alloc_zero();
+		u64 *pde = pa ? mm_pde(mm, va) : NULL;
 
+		/* The common case inline: the tables exist, the PDE is free. */
+		if (pde && !*pde) {
+			*pde = pa | flags | PTE_PS;
+			continue;
+		}
 		if (!pa || mm_map_huge(mm, va, pa, flags)) {
 			if (pa)
 				huge_free(pa);
@@ -601,15 +618,14 @@ static s64 mm_mmap_padded(struct mm *mm, u64 len, u32 prot)
 	return v.start;
 }
 
-s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
+static __attribute__((noinline)) s64 mm_mmap_other(struct mm *mm, u64 addr,
+						    u64 len, u32 prot,
+						    bool fixed)
 {
 	bool huge = false;
 	u64 start;
 	int err;
 
-	if (!len || len > (1ull << 40))
-		return -EINVAL;
-	len = ALIGN_UP(len, PAGE_SIZE);
 	if (fixed) {
 		if ((addr & (PAGE_SIZE - 1)) || !user_range_ok(addr, len) ||
 		    addr < PAGE_SIZE)
@@ -628,9 +644,6 @@ s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
 		int i;
 
 		huge = len >= PV_HUGE_SIZE && (prot & PROT_WRITE);
-		start = mm_mmap_padded(mm, len, prot);
-		if (start)
-			return start;
 		start = mmap_find_gap(mm, len, huge ? PV_HUGE_SIZE : PAGE_SIZE,
 				      &i);
 		if (!start)
@@ -647,6 +660,21 @@ s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
 		}
 	}
 	return start;
+}
+
+s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
+{
+	s64 start;
+
+	if (!len || len > (1ull << 40))
+		return -EINVAL;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	if (!fixed) {
+		start = mm_mmap_padded(mm, len, prot);
+		if (start)
+			return start;
+	}
+	return mm_mmap_other(mm, addr, len, prot, fixed);
 }
 
 /*

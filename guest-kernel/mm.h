@@ -38,6 +38,7 @@ struct mm {
 	u64 tlb_gen;			/* bumped at each shootdown (mm.c) */
 	u64 gap_hint;			/* no free page from the mmap base
 					 * up to here (mmap_find_gap) */
+	int gap_idx;			/* its vma_index(), when still so */
 	struct vma vma[MM_MAX_VMA];	/* sorted by start, disjoint */
 };
 

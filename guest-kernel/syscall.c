@@ -57,19 +57,24 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 	return va;
 }
 
+static __attribute__((noinline)) s64 sys_mmap_fd(u64 addr, u64 len, u64 prot,
+						 u64 flags, u64 fd, u64 off)
+{
+	/* perf_event_open fds map the thread's counter page. */
+	struct file *f = fd_file(current_task()->proc->fdt, fd);
+
+	if (f && f->ino->kind == VN_PERF)
+		return PV_VPMU_THREAD_VA(f->ino->perf->owner_tid);
+	return mmap_file(addr, len, prot, flags, fd, off);
+}
+
+/* Anonymous memory is a tail call: malloc's hot path saves no registers. */
 static s64 sys_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 {
-	struct file *f;
-
 	if (prot & ~7ull)
 		return -EINVAL;
-	if (!(flags & MAP_ANONYMOUS)) {
-		/* perf_event_open fds map the thread's counter page. */
-		f = fd_file(current_task()->proc->fdt, fd);
-		if (f && f->ino->kind == VN_PERF)
-			return PV_VPMU_THREAD_VA(f->ino->perf->owner_tid);
-		return mmap_file(addr, len, prot, flags, fd, off);
-	}
+	if (!(flags & MAP_ANONYMOUS))
+		return sys_mmap_fd(addr, len, prot, flags, fd, off);
 	return mm_mmap_anon(current_task()->proc->mm, addr, len, prot,
 			    flags & MAP_FIXED);
 }
