@@ -32,6 +32,12 @@
 #define VP_STEP_DL_INSNS	2088
 #define VP_STEP_DL_BRANCHES	2104
 
+/* struct trapframe */
+#define TF_RAX			112
+#define TF_RFLAGS		152
+/* syscall.c: sys_table[] entries, all non-NULL (syscall_table_check()) */
+#define NR_MAX_ASM		335
+
 /* struct pv_kstat (uapi/kstat.h) */
 #define KSTAT_SYSCALL		2048	/* syscall[], after vector[256] */
 #define KSTAT_SYSCALLS		512

@@ -227,12 +227,45 @@ syscall_common:
 	SYSCALL_LEAF
 	pushq	$VEC_SYSCALL
 	SAVE_REGS
-	/* Count it by number, 511 for any number from 511 up. */
-	mov	$KSTAT_SYSCALLS - 1, %ecx
-	cmp	%rcx, %rax
-	cmovb	%rax, %rcx
-	lock incq	kstat + KSTAT_SYSCALL(, %rcx, 8)
+	/*
+	 * The common case, dispatched here with the arguments still in
+	 * their registers: a number with a handler, user code not stepped
+	 * (TF), and no tracing or TLB-shootdown bookkeeping on this boot
+	 * (syscall_slow).  syscall_dispatch() in C does all of it, and is
+	 * the reference this must match; this saves it ~35 emulated
+	 * instructions at every call (the C prologue, the BKL call, the
+	 * argument reloads).
+	 */
+	cmp	$NR_MAX_ASM, %rax
+	jae	90f
+	testl	$RFLAGS_TF_ASM, %r11d
+	jnz	90f
+	cmpb	$0, syscall_slow(%rip)
+	jne	90f
+	cmpq	$0, sys_table(, %rax, 8)
+	je	90f				/* ENOSYS */
+	lock incq	kstat + KSTAT_SYSCALL(, %rax, 8)
+	mov	sys_table(, %rax, 8), %rax
+	/* As syscall_dispatch(): the user's flags, IF on. */
+	and	$RFLAGS_USER_ASM, %r11
+	or	$RFLAGS_RET_ASM, %r11
+	mov	%r11, TF_RFLAGS(%rsp)
+	/* bkl_lock(), without its shootdown bookkeeping (syscall_slow). */
+	mov	$1, %r11d
+71:	xchg	%r11d, bkl(%rip)
+	test	%r11d, %r11d
+	jnz	73f
+	mov	%r10, %rcx
+	call	*%rax
+	mov	%rax, TF_RAX(%rsp)
 	mov	%rsp, %rdi
+	call	return_to_user
+	jmp	trap_return
+73:	pause
+	cmpl	$0, bkl(%rip)
+	je	71b
+	jmp	73b
+90:	mov	%rsp, %rdi
 	call	syscall_dispatch
 	jmp	trap_return
 1:	pushq	$14

@@ -248,7 +248,7 @@ static s64 pipe_write_wait(struct file *f, u64 buf, u64 len)
 		}
 	}
 	file_put(f);
-	/* -EPIPE: the caller's SIGPIPE is for the signal code to add. */
+	/* -EPIPE: file_write() sends the SIGPIPE. */
 	return done ? (s64)done : r;
 }
 
@@ -284,7 +284,12 @@ static s64 file_write(struct file *f, u64 buf, u64 len)
 		/* The VMM takes fd 1 or 2: a write to stdin's tty goes out. */
 		return hcall(PV_HC_WRITE, n->hfd == 2 ? 2 : 1, buf, len);
 	case VN_PIPE:
-		return pipe_write_wait(f, buf, len);
+		r = pipe_write_wait(f, buf, len);
+		/* Writing to a pipe nobody reads: SIGPIPE, as Linux's
+		 * pipe_write() sends it. */
+		if (r == -EPIPE)
+			signal_send(current_task(), SIGPIPE, true);
+		return r;
 	default:
 		pos = (f->flags & VO_APPEND) && n->kind == VN_REG ? n->size
 								  : f->pos;

@@ -88,6 +88,8 @@ static inline s64 hcall(u64 nr, u64 a, u64 b, u64 c)
 }
 
 /* kstat.c */
+struct pv_kstat;
+extern struct pv_kstat kstat;		/* uapi/kstat.h */
 void kstat_init(const struct pv_boot_params *bp);
 
 /* console.c */
@@ -100,6 +102,7 @@ void kernel_selftest(struct pv_boot_params *bp);
 void kernel_ap_selftest(u64 cpu_id);
 extern bool kverbose;
 extern bool ktrace;		/* -vv: log every system call */
+extern bool syscall_slow;	/* syscall.c: entry.S's fast dispatch off */
 extern bool kcopy_native;	/* standard KVM: copy in the kernel (lib.c) */
 
 /* lib.c */

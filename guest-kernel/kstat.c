@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Kernel entry counts (uapi/kstat.h).  entry.S increments them, one
- * `lock incq` per entry on paths it takes anyway; here they only live and
+ * `lock incq` per entry on paths it takes anyway (syscall_dispatch() for
+ * the system calls entry.S does not dispatch itself); here they only live and
  * are handed to the VMM, which reads them when the guest has stopped.
  */
 #include "asm_offsets.h"

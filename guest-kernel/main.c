@@ -130,6 +130,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	kcopy_native = bp->host_kind == PV_HOST_STANDARD;
 	mm_tlb_init(kcopy_native && bp->ncpus > 1);
 	ktrace = bp->flags & PV_BOOT_TRACE;
+	syscall_slow = ktrace || mm_tlb_ipi_on;
 	kstat_init(bp);
 	idt_init(kcopy_native);
 	cpu_start(0);

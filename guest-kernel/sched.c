@@ -13,7 +13,7 @@
 #include "task.h"
 #include "vclock.h"
 
-static struct spinlock bkl;
+struct spinlock bkl;			/* entry.S takes it too */
 static struct task *runq_head, *runq_tail;
 static struct task *timed_head;		/* sleepers with a deadline */
 static struct task *all_tasks;

@@ -4,6 +4,7 @@
  * number; unknown numbers return -ENOSYS (named once each under -v).
  */
 #include "kernel.h"
+#include "kstat.h"
 #include "mm.h"
 #include "pmu_guest.h"
 #include "perf_event.h"
@@ -263,7 +264,8 @@ static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
  * an entry that only answers as Linux does without the feature.  A number
  * not here is ENOSYS.
  */
-static const sys_fn sys_table[NR_MAX] = {
+/* entry.S calls through this table itself, and so needs its symbol. */
+const sys_fn sys_table[NR_MAX] = {
 	[0] = sys_read,
 	[1] = sys_write,
 	[2] = sys_open,
@@ -410,12 +412,27 @@ _Static_assert(__builtin_offsetof(struct proc, pid) == PROC_PID, "asm");
 _Static_assert(RFLAGS_USER == RFLAGS_USER_ASM && RFLAGS_TF_ASM == 0x100 &&
 	       RFLAGS_RET_ASM == (RFLAGS_IF | 2), "asm");
 
-/* Entered from entry.S with tf->rip = return RIP (RCX), tf->r11 = RFLAGS. */
+_Static_assert(NR_MAX == NR_MAX_ASM && sizeof(sys_fn) == 8 &&
+	       __builtin_offsetof(struct trapframe, rax) == TF_RAX &&
+	       __builtin_offsetof(struct trapframe, rflags) == TF_RFLAGS, "asm");
+
+/* Boot: the paths entry.S's fast dispatch leaves out are in use. */
+bool syscall_slow;
+
+/*
+ * The whole system-call path, for whatever entry.S's fast dispatch does
+ * not take: unknown numbers, stepped user code, tracing, TLB shootdowns.
+ * Entered with tf->rip = return RIP (RCX), tf->r11 = RFLAGS.
+ */
 __attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 {
 	struct task *t = current_task();
 	u64 nr = tf->rax;
 
+	/* Counted by number, 511 for any number from 511 up. */
+	__atomic_add_fetch(&kstat.syscall[nr < PV_KSTAT_SYSCALLS ? nr :
+					  PV_KSTAT_SYSCALLS - 1], 1,
+			   __ATOMIC_RELAXED);
 	bkl_lock();
 	tf->rflags = (tf->r11 & RFLAGS_USER) | RFLAGS_IF | 2;
 	kpmu_count_trap_insn(t->cpu->vpage);
@@ -426,9 +443,6 @@ __attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 			kprintf("%s[%d]: syscall %lu (%lx, %lx, %lx) = %ld",
 				current_task()->comm, current_task()->tid, nr,
 				tf->rdi, tf->rsi, tf->rdx, (s64)tf->rax);
-		/* Writing to a pipe nobody reads: SIGPIPE, as Linux. */
-		if (unlikely((s64)tf->rax == -EPIPE))
-			signal_send(current_task(), SIGPIPE, true);
 	} else {
 		if (unlikely(kverbose))
 			log_unknown_syscall(nr);
