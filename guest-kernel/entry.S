@@ -324,12 +324,39 @@ switch_stacks:
 	pop	%rbp
 	ret
 
-/* First kernel code of a new task: its stack top is its user frame. */
+/*
+ * switch_from_user_frame(u64 *save, struct trapframe *tf, u64 new_ksp):
+ * the task leaves with nothing on its kernel stack but its user frame tf
+ * (sched_yield_fast), so its saved rsp is a switch_stacks frame just below
+ * tf whose return address is task_start; the six registers it pops there
+ * are the kernel's, and no one needs them.
+ */
+	.globl switch_from_user_frame
+switch_from_user_frame:
+	movq	$task_start, -8(%rsi)
+	lea	-56(%rsi), %rax
+	mov	%rax, (%rdi)
+	mov	%rdx, %rsp
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbx
+	pop	%rbp
+	ret
+
+/* First kernel code of a new task, or of one that yielded at its user
+ * frame: its stack top is that frame.  A task dead meanwhile is freed
+ * here, as after switch_stacks in sched_switch(). */
 	.globl task_start
 task_start:
-	mov	%rsp, %rdi
+	cmpq	$0, dead_list(%rip)
+	jne	2f
+1:	mov	%rsp, %rdi
 	call	return_to_user
 	jmp	trap_return
+2:	call	task_reap_dead
+	jmp	1b
 
 /*
  * LSTAR, alone on a supervisor-only page.  Two ways in, one dispatcher:

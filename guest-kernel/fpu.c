@@ -111,6 +111,16 @@ static void fpu_switch_vmm(struct task *prev, struct task *next,
 	struct task *o = c->fpu_owner;
 	u64 out = 0;
 
+	/* Thread to thread, the outgoing one's registers loaded here: the
+	 * common switch, one exit and no more tests. */
+	if (likely(o == prev && prev->mm && next->mm && prev->fpu_cpu == c)) {
+		hcall(PV_HC_FPU_SWITCH, prev->xstate_pa, next->xstate_pa, 0);
+		prev->fpu_dirty = false;
+		prev->fpu_cpu = NULL;
+		c->fpu_owner = next;
+		next->fpu_cpu = c;
+		return;
+	}
 	if (prev->mm)
 		prev->fpu_dirty = true;
 	if (!next->mm) {

@@ -21,6 +21,22 @@ static struct task *kstack_free;
 static u64 idle_mask;
 static u64 kstack_next, kstack_end;
 
+/*
+ * return_to_user()'s one test, kept up to date where the run queue and
+ * the timed sleepers change: bit 1 = a sleeper with a deadline, or TLB
+ * shootdowns in use; bit 8 = the run queue is not empty.  XORed with the
+ * CPU's need_resched (bit 0) and timer_on (bit 8) it is 0 exactly when
+ * there is no preemption due, no deadline to watch, no shootdown to
+ * answer, and the tick is on if and only if a task waits for a CPU.
+ */
+static u16 rtu_global;
+
+void sched_rtu_update(void)
+{
+	rtu_global = (timed_head || mm_tlb_ipi_on) << 1 |
+		     (runq_head != NULL) << 8;
+}
+
 void bkl_lock(void)
 {
 	/* In the kernel now: a TLB shootdown need not wait for this CPU
@@ -116,6 +132,7 @@ void sched_enqueue(struct task *t)
 	else
 		runq_head = t;
 	runq_tail = t;
+	rtu_global |= 1 << 8;
 	/* An idle CPU takes it now rather than at its next tick. */
 	if (idle_mask) {
 		int cpu = __builtin_ctzll(idle_mask);
@@ -131,20 +148,28 @@ static struct task *runq_pop(void)
 
 	if (t) {
 		runq_head = t->run_next;
-		if (!runq_head)
+		if (!runq_head) {
 			runq_tail = NULL;
+			rtu_global &= ~(1 << 8);
+		}
 	}
 	return t;
 }
 
 /* Saves callee-saved registers and rsp in *save, resumes at new_ksp. */
 void switch_stacks(u64 *save, u64 new_ksp);
+/* sched_yield_fast(): prev left at its user frame, resumes at new_ksp. */
+void __attribute__((noreturn)) switch_from_user_frame(u64 *save,
+						       struct trapframe *tf,
+						       u64 new_ksp);
 
 /*
  * The one place a CPU changes threads: counters, FPU, address space, TLS
- * base and kernel stack follow the thread here.
+ * base follow the thread here, and then the caller moves the kernel stack.
  */
-static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
+static __always_inline void sched_switch_prepare(struct task *prev,
+						 struct task *next,
+						 struct cpu *c)
 {
 	u64 now = rdtsc();
 
@@ -168,10 +193,43 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 			wrmsr(0xc0000100, next->fs_base);
 	}
 	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
+}
+
+static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
+{
+	sched_switch_prepare(prev, next, c);
 	switch_stacks(&prev->ksp, next->ksp);
 	/* Back on this task's stack: no CPU runs on a dead task now. */
 	if (unlikely(dead_list != NULL))
 		task_reap_dead();
+}
+
+/*
+ * sched_yield with another thread ready, BKL held: the whole of prev's
+ * state is its user frame, so it is left there, not inside schedule(): it
+ * resumes in task_start (entry.S) as a new task does, straight into
+ * return_to_user() with 0 in rax.  No call chain to unwind on either
+ * side; on kvm_pvm, where each instruction is emulated, a yield is then
+ * ~25 instructions shorter than schedule()'s switch.  Not while system
+ * calls are traced: the C dispatcher logs the return.
+ */
+s64 sched_yield_fast(void)
+{
+	struct task *prev = current_task(), *next = runq_head;
+	struct cpu *c = prev->cpu;
+
+	if (unlikely(!next || syscall_slow)) {
+		schedule();
+		return 0;
+	}
+	c->need_resched = false;
+	runq_head = next->run_next;
+	if (!runq_head)
+		runq_tail = NULL;
+	sched_enqueue(prev);		/* the queue stays non-empty */
+	prev->tf->rax = 0;
+	sched_switch_prepare(prev, next, c);
+	switch_from_user_frame(&prev->ksp, prev->tf, next->ksp);
 }
 
 /* BKL held.  Runs the next runnable task; prev keeps running if none. */
@@ -224,6 +282,7 @@ static void timed_remove(struct task *t)
 		}
 	}
 	t->wake_tsc = 0;
+	sched_rtu_update();
 }
 
 /* Make a sleeping task runnable (woken, timed out, or signalled). */
@@ -252,6 +311,7 @@ int sleep_on_until(struct waitq *wq, u64 deadline_tsc)
 		t->wake_tsc = deadline_tsc;
 		t->run_next = timed_head;
 		timed_head = t;
+		sched_rtu_update();
 	}
 	schedule();
 	if (signal_pending(t))
@@ -343,9 +403,8 @@ __attribute__((used)) void return_to_user(struct trapframe *tf)
 	struct task *t = current_task();
 	struct cpu *c = t->cpu;
 
-	if (unlikely(timed_head || c->need_resched ||
-		     c->timer_on != (runq_head != NULL) || mm_tlb_ipi_on ||
-		     kpmu_step_on(c->vpage) || signal_pending(t))) {
+	if (unlikely((c->rtu_word ^ rtu_global) || kpmu_step_on(c->vpage) ||
+		     signal_pending(t))) {
 		return_to_user_slow(t, tf);
 		return;
 	}

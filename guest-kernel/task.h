@@ -118,8 +118,13 @@ struct cpu {
 	struct pv_vpmu_vcpu_page *vpage;	/* Phys* from the VMM */
 	u64 user_rsp;			/* syscall entry scratch (entry.S) */
 	int id;
-	bool need_resched;
-	bool timer_on;
+	union {
+		struct {
+			bool need_resched;
+			bool timer_on;
+		};
+		u16 rtu_word;		/* both, for return_to_user() */
+	};
 	bool idle;
 	struct task *idle_task;
 	u64 ticks;
@@ -185,6 +190,8 @@ struct task *task_find(int tid);
 struct task *task_find_proc_next(struct proc *p, struct task *prev);
 void sched_enqueue(struct task *t);
 void schedule(void);
+s64 sched_yield_fast(void);	/* sched_yield, BKL held */
+void sched_rtu_update(void);	/* after mm_tlb_init() */
 __attribute__((noreturn)) void sched_idle(void);
 void return_to_user(struct trapframe *tf);
 void sched_tick(void);

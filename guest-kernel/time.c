@@ -158,8 +158,7 @@ s64 sys_sched_yield(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
 	/* Switch here, as Linux does: the next thread (and this one, when
 	 * it comes back) then leaves by return_to_user()'s fast path. */
-	schedule();
-	return 0;
+	return sched_yield_fast();
 }
 
 /*
