@@ -261,10 +261,16 @@ syscall_common:
 	mov	%rsp, %rdi
 	call	return_to_user
 	jmp	trap_return
+	/* Named, so that `vmm stat --breakdown` tells waiting for the BKL
+	 * from the rest of the entry path. */
+	.globl	syscall_bkl_wait
+syscall_bkl_wait:
 73:	pause
 	cmpl	$0, bkl(%rip)
 	je	71b
 	jmp	73b
+	.globl	syscall_slow_entry
+syscall_slow_entry:
 90:	mov	%rsp, %rdi
 	call	syscall_dispatch
 	jmp	trap_return

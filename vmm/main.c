@@ -21,6 +21,7 @@
 #include "bench.h"
 #include "boot.h"
 #include "boot_load.h"
+#include "breakdown.h"
 #include "cli.h"
 #include "elf_check.h"
 #include "initramfs.h"
@@ -168,6 +169,8 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 	status = run_vm_tool(cfg, &vm, stat, prof, &obs);
 	if (status)
 		goto out;
+	if (stat && stat->bd)
+		breakdown_set_kernel(stat->bd, kernel, klen);
 	vm.boot_tsc = __rdtsc();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	status = vm_run(&vm);

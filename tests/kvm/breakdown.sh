@@ -4,8 +4,9 @@
 # (the leaf path of entry.S, counted too), and the difference of the
 # counts between N and 0 calls must be N, while start-up and exit cancel.
 # A null dereference is exactly one page fault more than a ud2, a ud2
-# exactly one #UD, a getppid loop mostly kernel samples; the time, KVM
-# and VMM-exit lines are there, and --json carries the same counts.
+# exactly one #UD, a getppid loop mostly kernel samples, named by kernel
+# function; the time, KVM and VMM-exit lines are there, and --json
+# carries the same counts.
 #
 #   breakdown.sh VMM KBENCH SEGV
 set -uo pipefail
@@ -64,6 +65,14 @@ else
 	[ "${sk:-0}" -gt $(( 3 * ${su:-0} )) ] && [ "${sk:-0}" -ge 20 ] ||
 		fail "pipe loop: ${sk:-0} kernel samples against ${su:-0} user ones"
 fi
+# Those kernel samples by function, named from the kernel's symbols: the
+# busiest is a kernel function, and no more are named than were taken.
+top=$(awk -F, '$3 ~ /^ksamples:/ {print substr($3, 10); exit}' <<<"$out")
+ksum=$(awk -F, '$3 ~ /^ksamples:/ {s += $1} END {print s + 0}' <<<"$out")
+echo "kernel functions: ${top:-none} the busiest, $ksum samples named"
+[ -n "$top" ] && [ "$top" != "[unknown]" ] && [ "$ksum" -gt 0 ] &&
+	[ "$ksum" -le "${sk:-0}" ] ||
+	fail "kernel functions: '${top:-none}' first, $ksum of ${sk:-0} samples"
 
 out=$(breakdown "$segv" ud2)
 ud=$(field kentry:invalid-opcode "$out")

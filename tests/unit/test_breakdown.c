@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * vmm stat --breakdown: the items built from what a run collected (time
- * split, names of exits, hypercalls, vectors and system calls) and the -x
- * and --json lines they print as.
+ * split, names of exits, hypercalls, vectors and system calls, the kernel
+ * functions at the samples, named from argv[1], the guest kernel) and the
+ * -x and --json lines they print as.
  */
 #include <linux/kvm.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -17,6 +19,29 @@
 #include "hypercall.h"
 
 static struct breakdown bd;
+static const char *kernel_path;
+static void *kernel;
+static size_t kernel_len;
+
+/* nm's address of a kernel function: the oracle for the names. */
+static uint64_t nm_addr(const char *path, const char *name)
+{
+	char cmd[512], line[256], sym[128], type;
+	unsigned long long a = 0, v;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm -P --defined-only '%s'", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%127s %c %llx", sym, &type, &v) == 3 &&
+		    !strcmp(sym, name))
+			a = v;
+	pclose(f);
+	if (!a)
+		fail_msg("nm has no %s", name);
+	return a;
+}
 
 static int setup(void **state)
 {
@@ -63,6 +88,34 @@ static uint64_t value(const struct bd_item *it, size_t n, const char *name)
 
 	assert_non_null(i);
 	return i->value;
+}
+
+/* Kernel-mode samples by function, most first, unknown RIPs apart. */
+static void test_ksyms(void **state)
+{
+	static struct bd_item it[1024];
+	uint64_t sched = nm_addr(kernel_path, "schedule");
+	uint64_t rtu = nm_addr(kernel_path, "return_to_user");
+	size_t n, first = 0;
+
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		bd.krip[bd.nkrip++] = sched + i;
+	bd.krip[bd.nkrip++] = rtu;
+	bd.krip[bd.nkrip++] = rtu + 3;
+	bd.krip[bd.nkrip++] = 0x1234;		/* below the kernel */
+	/* No image: no names at all. */
+	n = breakdown_items(&bd, it, 1024);
+	for (size_t i = 0; i < n; i++)
+		assert_null(strstr(it[i].name, "ksamples:"));
+	breakdown_set_kernel(&bd, kernel, kernel_len);
+	n = breakdown_items(&bd, it, 1024);
+	assert_int_equal(value(it, n, "ksamples:schedule"), 5);
+	assert_int_equal(value(it, n, "ksamples:return_to_user"), 2);
+	assert_int_equal(value(it, n, "ksamples:[unknown]"), 1);
+	while (first < n && strncmp(it[first].name, "ksamples:", 9))
+		first++;
+	assert_string_equal(it[first].name, "ksamples:schedule");
 }
 
 static void test_items(void **state)
@@ -143,12 +196,28 @@ static void test_print(void **state)
 	free(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_items, setup),
 		cmocka_unit_test_setup(test_print, setup),
+		cmocka_unit_test_setup(test_ksyms, setup),
 	};
+	FILE *f;
+	long len;
 
+	kernel_path = argc == 2 ? argv[1] : NULL;
+	if (!kernel_path || !(f = fopen(kernel_path, "rb"))) {
+		fprintf(stderr, "usage: %s GUEST_KERNEL\n", argv[0]);
+		return 2;
+	}
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	kernel = malloc(len);
+	if (!kernel || fread(kernel, 1, len, f) != (size_t)len)
+		return 2;
+	fclose(f);
+	kernel_len = len;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

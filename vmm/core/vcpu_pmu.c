@@ -237,7 +237,8 @@ static void vcpu_pmu_exit_time(struct vcpu *v)
 	if (!o || !v->pmu.exit_tsc)
 		return;
 	if (o->exit_mode)
-		o->exit_mode(o->ctx, v->id, run->exit_reason, vcpu_pmu_mode(v));
+		o->exit_mode(o->ctx, v->id, run->exit_reason, vcpu_pmu_mode(v),
+			     run->s.regs.regs.rip);
 	if (!o->exit_time)
 		return;
 	if (run->exit_reason == KVM_EXIT_IO && run->io.port == PV_HC_PORT)

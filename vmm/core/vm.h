@@ -36,7 +36,8 @@ struct vm_observer {
 			  int hypercall, uint64_t time_ns, uint64_t cycles);
 	/* After each exit, on the vCPU's own thread: the mode the vCPU was
 	 * in (what a host signal's KVM_EXIT_INTR samples), enum vm_mode. */
-	void (*exit_mode)(void *ctx, int cpu, uint32_t exit_reason, int mode);
+	void (*exit_mode)(void *ctx, int cpu, uint32_t exit_reason, int mode,
+			  uint64_t rip);
 	/* The guest stopped; the vCPUs' state is still there to read. */
 	void (*end)(void *ctx, const struct vm *vm);
 };

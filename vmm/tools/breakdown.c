@@ -17,6 +17,7 @@
 
 #include "breakdown.h"
 #include "hypercall.h"
+#include "profile.h"
 /* syscall_name(), from <asm/unistd_64.h> (common/gen_syscall_names.sh):
  * the guest's numbers are the host's, both x86-64 Linux. */
 #include "syscall_names.h"
@@ -107,18 +108,33 @@ static void breakdown_timer_start(struct breakdown *b, int cpu)
 }
 
 void breakdown_exit_mode(struct breakdown *b, int cpu, uint32_t reason,
-			 int mode)
+			 int mode, uint64_t rip)
 {
 	uint64_t *n = mode == VM_MODE_USER ? &b->samples_user :
 		      mode == VM_MODE_KERNEL ? &b->samples_kernel :
 		      &b->samples_halted;
+	uint64_t i;
 
 	if (cpu < 0 || cpu >= VMM_MAX_CPUS)
 		return;
-	if (!b->timer_tried[cpu])
+	if (!b->timer_tried[cpu]) {
 		breakdown_timer_start(b, cpu);
-	else if (reason == KVM_EXIT_INTR)
-		__atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (reason != KVM_EXIT_INTR)
+		return;
+	__atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
+	if (mode == VM_MODE_KERNEL) {
+		i = __atomic_fetch_add(&b->nkrip, 1, __ATOMIC_RELAXED);
+		if (i < BD_KSAMPLES)
+			b->krip[i] = rip;
+	}
+}
+
+void breakdown_set_kernel(struct breakdown *b, const void *elf, size_t len)
+{
+	b->kernel = elf;
+	b->kernel_len = len;
 }
 
 /* Each vCPU's statistics added into b's, matched by name. */
@@ -287,6 +303,65 @@ static bool kvm_listed(const char *name)
 	return !strcmp(name, "halt_wait_ns");	/* time:halted */
 }
 
+struct ksym_count {
+	const char *name;
+	uint64_t n;
+};
+
+static int ksym_count_cmp(const void *a, const void *b)
+{
+	const struct ksym_count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * The kernel functions most often found running at a sample, named from
+ * the kernel's symbol table (the profile code's symbolizer): on kvm_pvm,
+ * where each kernel instruction is emulated, this is where kernel time
+ * goes, function by function.  Nothing without samples or an image.
+ */
+static void items_ksyms(const struct breakdown *b, struct bd_list *l)
+{
+	uint64_t n = b->nkrip < BD_KSAMPLES ? b->nkrip : BD_KSAMPLES;
+	struct profile *p;
+	struct ksym_count *c;
+	size_t nc = 0;
+	char err[128];
+
+	if (!n || !b->kernel)
+		return;
+	p = profile_new();
+	c = calloc(n, sizeof(*c));
+	if (!p || !c || profile_add_image_mem(p, "[kernel]", NULL, b->kernel,
+					       b->kernel_len, 0, true, err,
+					       sizeof(err)) < 0)
+		goto out;
+	for (uint64_t i = 0; i < n; i++) {
+		struct sample s = { .kind = SAMPLE_KERNEL, .ip = b->krip[i] };
+		struct sym_info si;
+		const char *name;
+		size_t k;
+
+		profile_resolve(p, &s, &si);
+		name = si.sym ? si.sym : "[unknown]";
+		for (k = 0; k < nc; k++)
+			if (!strcmp(c[k].name, name))
+				break;
+		if (k == nc)
+			c[nc++].name = name;
+		c[k].n++;
+	}
+	qsort(c, nc, sizeof(*c), ksym_count_cmp);
+	for (size_t k = 0; k < nc && k < BD_KSYMS; k++)
+		item_put(l, "", c[k].n, "ksamples:%s", c[k].name);
+out:
+	free(c);
+	profile_free(p);
+}
+
 size_t breakdown_items(const struct breakdown *b, struct bd_item *it,
 		       size_t max)
 {
@@ -313,6 +388,7 @@ size_t breakdown_items(const struct breakdown *b, struct bd_item *it,
 	item_put(&l, "", b->samples_user, "samples:user");
 	item_put(&l, "", b->samples_kernel, "samples:kernel");
 	item_put(&l, "", b->samples_halted, "samples:halted");
+	items_ksyms(b, &l);
 	/* Always present, zero or not: the suite's table reads them. */
 	for (int i = 0; kvm_always[i]; i++)
 		item_put(&l, "", kvm_stat(b, kvm_always[i]), "kvm:%s",
@@ -339,7 +415,8 @@ void breakdown_print(FILE *f, const struct vmm_stat *st,
 	if (human)
 		fprintf(f, " Where the time goes (vCPU time summed over "
 			"vCPUs; kvm: KVM's vCPU statistics; kentry: guest "
-			"kernel entries):\n\n");
+			"kernel entries; ksamples: the kernel function at a "
+			"kernel-mode sample):\n\n");
 	for (size_t i = 0; i < n; i++) {
 		if (st->json)
 			fprintf(f, "{\"counter-value\" : \"%llu\", \"unit\" : "

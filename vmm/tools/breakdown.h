@@ -22,6 +22,8 @@ struct vm;
 #define BD_EXIT_REASONS		64	/* KVM_EXIT_*, hypercalls apart */
 #define BD_HYPERCALLS		64	/* PV_HC_* */
 #define BD_KVM_STATS		160
+#define BD_KSAMPLES		65536	/* kernel RIPs kept (1 ms samples) */
+#define BD_KSYMS		12	/* kernel functions listed */
 
 struct breakdown {
 	uint64_t exits[BD_EXIT_REASONS], exit_cycles[BD_EXIT_REASONS];
@@ -33,6 +35,12 @@ struct breakdown {
 	uint64_t kvm[BD_KVM_STATS];
 	/* The vCPU's mode at a host timer's signal, every BD_SAMPLE_NS. */
 	uint64_t samples_user, samples_kernel, samples_halted;
+	/* The RIP of each kernel-mode sample, named by the kernel image
+	 * (breakdown_set_kernel) as the busiest kernel functions. */
+	uint64_t krip[BD_KSAMPLES];
+	uint64_t nkrip;
+	const void *kernel;
+	size_t kernel_len;
 	timer_t timer[VMM_MAX_CPUS];
 	bool timer_tried[VMM_MAX_CPUS], timer_made[VMM_MAX_CPUS];
 	bool have_kstat;		/* the guest registered its counts */
@@ -50,9 +58,12 @@ struct bd_item {
 void breakdown_exit(struct breakdown *b, uint32_t reason, int hypercall,
 		    uint64_t cycles);
 /* After each exit, on the vCPU's thread: starts its sampling timer the
- * first time, and counts the mode at the timer's KVM_EXIT_INTR. */
+ * first time, and counts the mode at the timer's KVM_EXIT_INTR (and keeps
+ * the RIP of a kernel-mode one). */
 void breakdown_exit_mode(struct breakdown *b, int cpu, uint32_t reason,
-			 int mode);
+			 int mode, uint64_t rip);
+/* The guest kernel's ELF image, for the names of sampled kernel RIPs. */
+void breakdown_set_kernel(struct breakdown *b, const void *elf, size_t len);
 /* The guest stopped: KVM's statistics, the guest's counts, the time. */
 void breakdown_vm_end(struct breakdown *b, const struct vm *vm);
 /* Every nonzero item, in print order; returns how many (at most max). */

@@ -63,11 +63,11 @@ static void stat_exit_time(void *ctx, int cpu, uint32_t exit_reason,
 }
 
 static void stat_exit_mode(void *ctx, int cpu, uint32_t exit_reason,
-			   int mode)
+			   int mode, uint64_t rip)
 {
 	struct stat_run *run = ctx;
 
-	breakdown_exit_mode(run->bd, cpu, exit_reason, mode);
+	breakdown_exit_mode(run->bd, cpu, exit_reason, mode, rip);
 }
 
 /* The conservation check's material: what the vCPUs counted in all. */
