@@ -322,6 +322,8 @@ switch_stacks:
 	push	%r15
 	mov	%rsp, (%rdi)
 	mov	%rsi, %rsp
+/* rsp at a task's saved switch frame: resume that task. */
+switch_stacks_load:
 	pop	%r15
 	pop	%r14
 	pop	%r13
@@ -343,13 +345,7 @@ switch_from_user_frame:
 	lea	-56(%rsi), %rax
 	mov	%rax, (%rdi)
 	mov	%rdx, %rsp
-	pop	%r15
-	pop	%r14
-	pop	%r13
-	pop	%r12
-	pop	%rbx
-	pop	%rbp
-	ret
+	jmp	switch_stacks_load
 
 /* First kernel code of a new task, or of one that yielded at its user
  * frame: its stack top is that frame.  A task dead meanwhile is freed
