@@ -97,7 +97,8 @@ static const char stat_usage[] =
 	"        vmexits.msr vmexits.io vmexits.hypercall steal vmm-time, each\n"
 	"        with :u (user) or :k (kernel); counts go to stderr or -o FILE\n"
 	"--breakdown: where the time goes: guest, VMM and halted time, VMM\n"
-	"        exits by reason, KVM's statistics, kernel entries by kind\n";
+	"        exits by reason, KVM's statistics, kernel entries by kind,\n"
+	"        the busiest kernel functions (1 ms samples)\n";
 
 /* "instructions:u,cycles" -> the stat event table; 0 or -1 with err. */
 static int cli_parse_events(struct vmm_stat *st, char *list, char *err,
