@@ -108,6 +108,15 @@ static void hypercall(struct fixture *f, uint64_t nr, uint64_t a, uint64_t b,
 	r->r10 = c;
 }
 
+/* One hypercall handled: its result (rax). */
+static int64_t hypercall_ret(struct fixture *f, uint64_t nr, uint64_t a,
+			     uint64_t b, uint64_t c)
+{
+	hypercall(f, nr, a, b, c);
+	vcpu_handle_exit(&f->v);
+	return (int64_t)f->v.run->s.regs.regs.rax;
+}
+
 static void test_hypercall_unknown(void **state)
 {
 	struct fixture *f = *state;
@@ -123,21 +132,13 @@ static void test_hypercall_bad_pointers(void **state)
 	struct fixture *f = *state;
 
 	/* cr3 = 0: an empty page table, so every user address faults. */
-	hypercall(f, PV_HC_WRITE, 1, 0x400000, 10);
-	vcpu_handle_exit(&f->v);
-	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -14);
-	hypercall(f, PV_HC_COPY, MEM_SIZE - 8, 0, 16);
-	vcpu_handle_exit(&f->v);
-	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -14);
-	hypercall(f, PV_HC_ZERO, ~0ull - 4, 16, 0);
-	vcpu_handle_exit(&f->v);
-	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -14);
-	hypercall(f, PV_HC_LOG, 0x1000, 16, 0);	/* below the kernel map */
-	vcpu_handle_exit(&f->v);
-	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -14);
-	hypercall(f, PV_HC_WRITE, 7, 0x400000, 10);
-	vcpu_handle_exit(&f->v);
-	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -9);
+	assert_int_equal(hypercall_ret(f, PV_HC_WRITE, 1, 0x400000, 10), -14);
+	assert_int_equal(hypercall_ret(f, PV_HC_COPY, MEM_SIZE - 8, 0, 16),
+			 -14);
+	assert_int_equal(hypercall_ret(f, PV_HC_ZERO, ~0ull - 4, 16, 0), -14);
+	/* below the kernel map */
+	assert_int_equal(hypercall_ret(f, PV_HC_LOG, 0x1000, 16, 0), -14);
+	assert_int_equal(hypercall_ret(f, PV_HC_WRITE, 7, 0x400000, 10), -9);
 	assert_int_equal(f->vm.stop, VM_RUNNING);
 }
 
@@ -163,22 +164,16 @@ static void test_hypercall_pt_fill(void **state)
 	uint64_t *pt = (uint64_t *)(f->vm.mem + 0x20000);
 
 	pt[512] = 0xdead;
-	hypercall(f, PV_HC_PT_FILL, 0x20000, 0x200000 | 0x67, 512);
-	vcpu_handle_exit(&f->v);
-	assert_int_equal(f->v.run->s.regs.regs.rax, 0);
+	assert_int_equal(hypercall_ret(f, PV_HC_PT_FILL, 0x20000,
+				       0x200000 | 0x67, 512), 0);
 	assert_int_equal(pt[0], 0x200067);
 	assert_int_equal(pt[1], 0x201067);
 	assert_int_equal(pt[511], 0x3ff067);
 	assert_int_equal(pt[512], 0xdead);
-	hypercall(f, PV_HC_PT_FILL, 0x20000, 0, 513);
-	vcpu_handle_exit(&f->v);
-	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -22);
-	hypercall(f, PV_HC_PT_FILL, 0x20004, 0, 1);
-	vcpu_handle_exit(&f->v);
-	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -22);
-	hypercall(f, PV_HC_PT_FILL, MEM_SIZE - 8, 0, 2);
-	vcpu_handle_exit(&f->v);
-	assert_int_equal((int64_t)f->v.run->s.regs.regs.rax, -14);
+	assert_int_equal(hypercall_ret(f, PV_HC_PT_FILL, 0x20000, 0, 513), -22);
+	assert_int_equal(hypercall_ret(f, PV_HC_PT_FILL, 0x20004, 0, 1), -22);
+	assert_int_equal(hypercall_ret(f, PV_HC_PT_FILL, MEM_SIZE - 8, 0, 2),
+			 -14);
 	assert_int_equal(f->vm.stop, VM_RUNNING);
 }
 
