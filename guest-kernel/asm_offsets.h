@@ -35,7 +35,7 @@
 /* struct trapframe */
 #define TF_RAX			112
 #define TF_RFLAGS		152
-/* syscall.c: sys_table[] entries, all non-NULL (syscall_table_check()) */
+/* syscall.c: sys_table[]'s length; a NULL entry is ENOSYS */
 #define NR_MAX_ASM		335
 
 /* struct pv_kstat (uapi/kstat.h) */

@@ -469,15 +469,22 @@ static void vma_insert_at(struct mm *mm, int i, const struct vma *n)
 	}
 }
 
+/* [start, ...) became free: the hint may not stay above it.  idx: the
+ * list index that start will have, or -1 for unknown. */
+static void gap_hint_lower(struct mm *mm, u64 start, int idx)
+{
+	if (start < mm->gap_hint) {
+		mm->gap_hint = start > PV_USER_MMAP_BASE ? start :
+			       PV_USER_MMAP_BASE;
+		mm->gap_idx = idx;
+	}
+}
+
 static void vma_delete(struct mm *mm, int i)
 {
 	struct vma *v = &mm->vma[i];
 
-	if (v->start < mm->gap_hint) {
-		mm->gap_hint = v->start > PV_USER_MMAP_BASE ? v->start :
-			       PV_USER_MMAP_BASE;
-		mm->gap_idx = i;
-	}
+	gap_hint_lower(mm, v->start, i);
 	mm->nvma--;
 	if (i < mm->nvma)
 		memmove(v, v + 1, (mm->nvma - i) * sizeof(*v));
@@ -493,11 +500,7 @@ int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
 /* Remove [start, end) from the VMA list, splitting VMAs that straddle it. */
 void vma_remove(struct mm *mm, u64 start, u64 end)
 {
-	if (start < mm->gap_hint) {
-		mm->gap_hint = start > PV_USER_MMAP_BASE ? start :
-			       PV_USER_MMAP_BASE;
-		mm->gap_idx = -1;
-	}
+	gap_hint_lower(mm, start, -1);
 	for (int i = vma_index(mm, start); i < mm->nvma; i++) {
 		struct vma *v = &mm->vma[i];
 

@@ -223,10 +223,8 @@ s64 sched_yield_fast(void)
 		return 0;
 	}
 	c->need_resched = false;
-	runq_head = next->run_next;
-	if (!runq_head)
-		runq_tail = NULL;
-	sched_enqueue(prev);		/* the queue stays non-empty */
+	runq_pop();			/* next */
+	sched_enqueue(prev);
 	prev->tf->rax = 0;
 	sched_switch_prepare(prev, next, c);
 	switch_from_user_frame(&prev->ksp, prev->tf, next->ksp);
