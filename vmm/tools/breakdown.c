@@ -347,8 +347,9 @@ static void items_ksyms(const struct breakdown *b, struct bd_list *l)
 
 		profile_resolve(p, &s, &si);
 		name = si.sym ? si.sym : "[unknown]";
+		/* One string per symbol in the image: its address names it. */
 		for (k = 0; k < nc; k++)
-			if (!strcmp(c[k].name, name))
+			if (c[k].name == name)
 				break;
 		if (k == nc)
 			c[nc++].name = name;
