@@ -13,7 +13,11 @@
 #define TASK_ICACHE		48	/* struct step_icache[STEP_ICACHE] */
 #define STEP_ICACHE		256
 #define TASK_TID		4144	/* after icache[] */
+#define TASK_SIGMASK		4216
+#define TASK_SIGPENDING		4240
 #define PROC_PID		0
+#define PROC_SIGPENDING		80
+#define CPU_RTU			20	/* struct cpu's rtu_word */
 #define CPU_VPAGE		0
 #define CPU_USER_RSP		8	/* scratch for the syscall entry */
 #define CPU_TSS_RSP0		44	/* struct cpu's tss.rsp0 */

@@ -29,49 +29,6 @@
 	push	%r15
 .endm
 
-/*
- * Leaf system calls, served before any register is saved: getpid and
- * gettid read the caller's own immutable state, so they need no BKL, no
- * trapframe and no return_to_user().  Every kernel instruction is emulated
- * on kvm_pvm, and this path is ~20 of them where the full one is ~150.
- * Not taken while user code is single-stepped (TF in the user's RFLAGS:
- * the system call must be counted and TF re-armed) or system calls are
- * traced.  Nothing pending is skipped: a signal sent to a thread running
- * on another CPU kicks that CPU with an IPI (signal.c), and a tick or
- * wakeup arrives as an interrupt once iretq sets IF again.  Counted,
- * one `lock incq` each (uapi/kstat.h), like every other entry.
- * In: the iret frame with an error-code slot at 0(%rsp), RIP = RCX in it,
- * the number in rax, the user's RFLAGS in r11.  Falls through otherwise.
- */
-.macro SYSCALL_LEAF
-	cmp	$39, %rax			/* getpid */
-	je	79f
-	cmp	$186, %rax			/* gettid */
-	jne	89f
-79:	testl	$RFLAGS_TF_ASM, %r11d		/* the number first: every */
-	jnz	89f				/* other call pays 4 */
-	cmpb	$0, ktrace(%rip)		/* instructions here, not 8 */
-	jne	89f
-	cmp	$39, %rax
-	je	80f
-	lock incq	kstat + KSTAT_SYSCALL + 8 * 186
-	mov	%rsp, %rax
-	and	$-KSTACK_SIZE, %rax
-	movslq	TASK_TID(%rax), %rax
-	jmp	81f
-80:	lock incq	kstat + KSTAT_SYSCALL + 8 * 39
-	mov	%rsp, %rax
-	and	$-KSTACK_SIZE, %rax
-	mov	TASK_PROC(%rax), %rax
-	movslq	PROC_PID(%rax), %rax
-81:	mov	%r11, 24(%rsp)			/* as syscall_dispatch() */
-	andq	$RFLAGS_USER_ASM, 24(%rsp)
-	orq	$RFLAGS_RET_ASM, 24(%rsp)
-	add	$8, %rsp
-	iretq
-89:
-.endm
-
 	.section .text.boot, "ax"
 	.globl _start
 /* From the VMM: long mode, boot page tables, rdi = boot params, rsi = cpu. */
@@ -216,34 +173,68 @@ debug_entry:
  * (design brief, section 5).  Anything else is a real page fault.
  */
 page_fault_entry:
-	push	%rax
-	mov	%cr2, %rax
-	cmp	$syscall_entry, %rax
-	pop	%rax
+	/* The faulting RIP, not CR2: the fetch of LSTAR is the only #PF at
+	 * that RIP (kernel code never runs it on kvm_pvm, and on standard
+	 * KVM its first instruction, swapgs, touches no memory), and the
+	 * frame is read without a scratch register.  3 instructions fewer. */
+	cmpq	$syscall_entry, 8(%rsp)
 	jne	1f
 	mov	%rcx, 8(%rsp)		/* return to the instruction after syscall */
-/* Both entries: the iret frame and its error-code slot are on the stack. */
+/*
+ * Both entries: the iret frame and its error-code slot are on the stack,
+ * the number in rax, the user's RFLAGS in r11.  Unless user code is
+ * single-stepped (TF), it jumps by number through syscall_entries[]
+ * (syscall_init(), which knows what this boot needs: tracing, TLB
+ * shootdowns): a leaf served before any register is saved, the fast
+ * dispatch below, or the C dispatcher.
+ */
 syscall_common:
-	SYSCALL_LEAF
+	testl	$RFLAGS_TF_ASM, %r11d
+	jnz	syscall_slow_entry
+	cmp	$NR_MAX_ASM, %rax
+	jae	syscall_slow_entry
+	jmp	*syscall_entries(, %rax, 8)
+
+/*
+ * Leaf system calls: getpid and gettid read the caller's own immutable
+ * state, so they need no BKL, no trapframe and no return_to_user().
+ * Nothing pending is skipped: a signal sent to a thread running on
+ * another CPU kicks that CPU with an IPI (signal.c), and a tick or wakeup
+ * arrives as an interrupt once iretq sets IF again.  Counted, one `lock
+ * incq` each (uapi/kstat.h), like every other entry.
+ */
+	.globl	syscall_leaf_getpid
+syscall_leaf_getpid:
+	lock incq	kstat + KSTAT_SYSCALL + 8 * 39
+	mov	%rsp, %rax
+	and	$-KSTACK_SIZE, %rax
+	mov	TASK_PROC(%rax), %rax
+	movslq	PROC_PID(%rax), %rax
+	jmp	syscall_leaf_return
+	.globl	syscall_leaf_gettid
+syscall_leaf_gettid:
+	lock incq	kstat + KSTAT_SYSCALL + 8 * 186
+	mov	%rsp, %rax
+	and	$-KSTACK_SIZE, %rax
+	movslq	TASK_TID(%rax), %rax
+syscall_leaf_return:
+	mov	%r11, 24(%rsp)			/* as syscall_dispatch() */
+	andq	$RFLAGS_USER_ASM, 24(%rsp)
+	orq	$RFLAGS_RET_ASM, 24(%rsp)
+	add	$8, %rsp
+	iretq
+
+/*
+ * A number with a handler, no tracing or shootdown bookkeeping on this
+ * boot (syscall_slow), dispatched here with the arguments still in
+ * their registers.  syscall_dispatch() in C does all of it and is the
+ * reference this must match; this saves it ~35 emulated instructions at
+ * every call (the C prologue, the BKL call, the argument reloads).
+ */
+	.globl	syscall_fast
+syscall_fast:
 	pushq	$VEC_SYSCALL
 	SAVE_REGS
-	/*
-	 * The common case, dispatched here with the arguments still in
-	 * their registers: a number with a handler, user code not stepped
-	 * (TF), and no tracing or TLB-shootdown bookkeeping on this boot
-	 * (syscall_slow).  syscall_dispatch() in C does all of it, and is
-	 * the reference this must match; this saves it ~35 emulated
-	 * instructions at every call (the C prologue, the BKL call, the
-	 * argument reloads).
-	 */
-	cmp	$NR_MAX_ASM, %rax
-	jae	90f
-	testl	$RFLAGS_TF_ASM, %r11d
-	jnz	90f
-	cmpb	$0, syscall_slow(%rip)
-	jne	90f
-	cmpq	$0, sys_table(, %rax, 8)
-	je	90f				/* ENOSYS */
 	lock incq	kstat + KSTAT_SYSCALL(, %rax, 8)
 	mov	sys_table(, %rax, 8), %rax
 	/* As syscall_dispatch(): the user's flags, IF on. */
@@ -251,16 +242,12 @@ syscall_common:
 	or	$RFLAGS_RET_ASM, %r11
 	mov	%r11, TF_RFLAGS(%rsp)
 	/* bkl_lock(), without its shootdown bookkeeping (syscall_slow). */
-	mov	$1, %r11d
-71:	xchg	%r11d, bkl(%rip)
-	test	%r11d, %r11d
-	jnz	73f
+71:	lock btsl	$0, bkl(%rip)
+	jc	73f
 	mov	%r10, %rcx
 	call	*%rax
 	mov	%rax, TF_RAX(%rsp)
-	mov	%rsp, %rdi
-	call	return_to_user
-	jmp	trap_return
+	jmp	user_return
 	/* Named, so that `vmm stat --breakdown` tells waiting for the BKL
 	 * from the rest of the entry path. */
 	.globl	syscall_bkl_wait
@@ -271,7 +258,9 @@ syscall_bkl_wait:
 	jmp	73b
 	.globl	syscall_slow_entry
 syscall_slow_entry:
-90:	mov	%rsp, %rdi
+	pushq	$VEC_SYSCALL
+	SAVE_REGS
+	mov	%rsp, %rdi
 	call	syscall_dispatch
 	jmp	trap_return
 1:	pushq	$14
@@ -283,6 +272,38 @@ trap_common:
 	lock incq	kstat(, %rax, 8)
 	mov	%rsp, %rdi
 	call	trap
+	jmp	trap_return
+
+/*
+ * rsp at the user frame, BKL held: return_to_user()'s one test, inline
+ * for the system-call path and for tasks resumed in task_start.  It must
+ * match the C, which is called when anything is to be done; then the BKL
+ * goes and the frame is popped.  6 instructions fewer than the call, and
+ * it falls through into trap_return, where trap() paths jump.
+ */
+user_return_slow:
+	mov	%rsp, %rdi
+	call	return_to_user
+	jmp	trap_return
+user_return:
+	mov	%rsp, %rdi
+	and	$-KSTACK_SIZE, %rdi		/* current task */
+	mov	TASK_CPU(%rdi), %rsi
+	movzwl	rtu_global(%rip), %ecx
+	cmp	%cx, CPU_RTU(%rsi)
+	jne	user_return_slow
+	mov	CPU_VPAGE(%rsi), %rsi
+	cmpl	$0, VP_STEP_ENABLE(%rsi)	/* kpmu_step_on() */
+	jne	user_return_slow
+	mov	TASK_PROC(%rdi), %rax		/* signal_pending() */
+	mov	PROC_SIGPENDING(%rax), %rax
+	or	TASK_SIGPENDING(%rdi), %rax
+	mov	TASK_SIGMASK(%rdi), %rdx
+	not	%rdx
+	test	%rdx, %rax
+	jne	user_return_slow
+	andq	$~RFLAGS_TF_ASM, TF_RFLAGS(%rsp)
+	movl	$0, bkl(%rip)			/* bkl_unlock() */
 	.globl trap_return
 trap_return:
 	pop	%r15
@@ -344,7 +365,12 @@ switch_from_user_frame:
 	movq	$task_start, -8(%rsi)
 	lea	-56(%rsi), %rax
 	mov	%rax, (%rdi)
-	mov	%rdx, %rsp
+	/* next left at its user frame too: skip the six pops. */
+	cmpq	$task_start, 48(%rdx)
+	jne	1f
+	lea	56(%rdx), %rsp
+	jmp	task_start
+1:	mov	%rdx, %rsp
 	jmp	switch_stacks_load
 
 /* First kernel code of a new task, or of one that yielded at its user
@@ -353,12 +379,9 @@ switch_from_user_frame:
 	.globl task_start
 task_start:
 	cmpq	$0, dead_list(%rip)
-	jne	2f
-1:	mov	%rsp, %rdi
-	call	return_to_user
-	jmp	trap_return
-2:	call	task_reap_dead
-	jmp	1b
+	je	user_return
+	call	task_reap_dead
+	jmp	user_return
 
 /*
  * LSTAR, alone on a supervisor-only page.  Two ways in, one dispatcher:

@@ -100,25 +100,15 @@ void fpu_reset(struct task *t)
 		fpu_save_live(t);
 }
 
-/*
- * Through the VMM.  c->fpu_owner: whose state c's registers hold;
- * t->fpu_cpu: where t's newest state is (NULL: in its page); t->fpu_dirty:
- * its page is older than those registers (one vCPU only).
- */
+/* Through the VMM. */
 static void fpu_switch_vmm(struct task *prev, struct task *next,
 			   struct cpu *c)
 {
 	struct task *o = c->fpu_owner;
 	u64 out = 0;
 
-	/* Thread to thread, the outgoing one's registers loaded here: the
-	 * common switch, one exit and no more tests. */
-	if (likely(o == prev && prev->mm && next->mm && prev->fpu_cpu == c)) {
-		hcall(PV_HC_FPU_SWITCH, prev->xstate_pa, next->xstate_pa, 0);
-		prev->fpu_dirty = false;
-		prev->fpu_cpu = NULL;
-		c->fpu_owner = next;
-		next->fpu_cpu = c;
+	if (likely(prev->mm && next->mm && fpu_loaded(prev, c))) {
+		fpu_handover(prev, next, c);
 		return;
 	}
 	if (prev->mm)

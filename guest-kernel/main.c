@@ -131,6 +131,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	mm_tlb_init(kcopy_native && bp->ncpus > 1);
 	ktrace = bp->flags & PV_BOOT_TRACE;
 	syscall_slow = ktrace || mm_tlb_ipi_on;
+	syscall_init();
 	sched_rtu_update();
 	kstat_init(bp);
 	idt_init(kcopy_native);

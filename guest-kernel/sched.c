@@ -22,14 +22,15 @@ static u64 idle_mask;
 static u64 kstack_next, kstack_end;
 
 /*
- * return_to_user()'s one test, kept up to date where the run queue and
- * the timed sleepers change: bit 1 = a sleeper with a deadline, or TLB
- * shootdowns in use; bit 8 = the run queue is not empty.  XORed with the
- * CPU's need_resched (bit 0) and timer_on (bit 8) it is 0 exactly when
- * there is no preemption due, no deadline to watch, no shootdown to
- * answer, and the tick is on if and only if a task waits for a CPU.
+ * return_to_user()'s one test (and entry.S's user_return), kept up to
+ * date where the run queue and the timed sleepers change: bit 1 = a
+ * sleeper with a deadline, or TLB shootdowns in use; bit 8 = the run
+ * queue is not empty.  XORed with the CPU's need_resched (bit 0) and
+ * timer_on (bit 8) it is 0 exactly when there is no preemption due, no
+ * deadline to watch, no shootdown to answer, and the tick is on if and
+ * only if a task waits for a CPU.
  */
-static u16 rtu_global;
+u16 rtu_global;
 
 void sched_rtu_update(void)
 {
@@ -72,7 +73,7 @@ struct task *task_alloc(void)
 		kstack_next += KSTACK_SIZE;
 	}
 	memset(t, 0, sizeof(*t));
-	t->tf = (struct trapframe *)((u8 *)t + KSTACK_SIZE) - 1;
+	t->tf = task_user_frame(t);
 	if (fpu_task_init(t)) {
 		t->run_next = kstack_free;
 		kstack_free = t;
@@ -163,6 +164,17 @@ void __attribute__((noreturn)) switch_from_user_frame(u64 *save,
 						       struct trapframe *tf,
 						       u64 new_ksp);
 
+/* CPU time: prev's slice ends and next's begins at one rdtsc. */
+static __always_inline void sched_account(struct task *prev,
+					  struct task *next)
+{
+	u64 now = rdtsc();
+
+	prev->run_tsc += now - prev->switched_in_tsc;
+	next->switched_in_tsc = now;
+	next->nr_switches++;
+}
+
 /*
  * The one place a CPU changes threads: counters, FPU, address space, TLS
  * base follow the thread here, and then the caller moves the kernel stack.
@@ -171,16 +183,12 @@ static __always_inline void sched_switch_prepare(struct task *prev,
 						 struct task *next,
 						 struct cpu *c)
 {
-	u64 now = rdtsc();
-
-	prev->run_tsc += now - prev->switched_in_tsc;
-	next->switched_in_tsc = now;
+	sched_account(prev, next);
 	if (prev->tpage || next->tpage)		/* counted threads only */
 		kpmu_switch(prev, next, c);
 	fpu_switch(prev, next, c);
 	next->state = TASK_RUNNING;
 	next->cpu = c;
-	next->nr_switches++;
 	if (!next->mm && prev->mm) {
 		/* Idle must not keep a process's page tables loaded: that
 		 * process may exit on another CPU and free them. */
@@ -205,13 +213,41 @@ static void sched_switch(struct task *prev, struct task *next, struct cpu *c)
 }
 
 /*
+ * next, the run queue's head, leaves it and prev joins the tail.  The
+ * length is unchanged, so rtu_global's bit stays, and no idle CPU needs a
+ * kick: one was sent when the queue last became non-empty under it.  No
+ * branch: when next is alone, the tail's link is next's own, so the new
+ * head read through it is prev (a running task's run_next is unused).
+ */
+static __always_inline void runq_rotate(struct task *prev, struct task *next)
+{
+	runq_tail->run_next = prev;
+	runq_head = next->run_next;
+	runq_tail = prev;
+	prev->run_next = NULL;
+	prev->state = TASK_RUNNABLE;
+}
+
+/* sched_yield_fast()'s general case: counted threads, another process, or
+ * the FPU state not in this CPU's registers. */
+static void __attribute__((noinline, noreturn))
+sched_yield_switch(struct task *prev, struct task *next, struct cpu *c)
+{
+	sched_switch_prepare(prev, next, c);
+	switch_from_user_frame(&prev->ksp, task_user_frame(prev), next->ksp);
+}
+
+/*
  * sched_yield with another thread ready, BKL held: the whole of prev's
  * state is its user frame, so it is left there, not inside schedule(): it
  * resumes in task_start (entry.S) as a new task does, straight into
- * return_to_user() with 0 in rax.  No call chain to unwind on either
- * side; on kvm_pvm, where each instruction is emulated, a yield is then
- * ~25 instructions shorter than schedule()'s switch.  Not while system
- * calls are traced: the C dispatcher logs the return.
+ * return_to_user()'s test with 0 in rax.  No call chain to unwind on
+ * either side.  Both are user threads (the run queue holds no idle task),
+ * and the common case, threads of one process that nothing counts with
+ * prev's FPU state loaded here, is one test and then no call that returns,
+ * so no register is saved.  On kvm_pvm each instruction here is emulated
+ * at ~1 us per switch.  Not while system calls are traced: the C
+ * dispatcher logs the return.
  */
 s64 sched_yield_fast(void)
 {
@@ -223,11 +259,19 @@ s64 sched_yield_fast(void)
 		return 0;
 	}
 	c->need_resched = false;
-	runq_pop();			/* next */
-	sched_enqueue(prev);
-	prev->tf->rax = 0;
-	sched_switch_prepare(prev, next, c);
-	switch_from_user_frame(&prev->ksp, prev->tf, next->ksp);
+	runq_rotate(prev, next);
+	task_user_frame(prev)->rax = 0;
+	if (unlikely(prev->tpage || next->tpage || next->mm != prev->mm ||
+		     !fpu_loaded(prev, c)))
+		sched_yield_switch(prev, next, c);
+	sched_account(prev, next);
+	fpu_handover(prev, next, c);
+	next->state = TASK_RUNNING;
+	next->cpu = c;
+	if (next->fs_base != prev->fs_base)
+		wrmsr(0xc0000100, next->fs_base);
+	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
+	switch_from_user_frame(&prev->ksp, task_user_frame(prev), next->ksp);
 }
 
 /* BKL held.  Runs the next runnable task; prev keeps running if none. */

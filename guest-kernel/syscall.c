@@ -405,10 +405,14 @@ static void log_unknown_syscall(u64 nr)
 #define RFLAGS_USER	0x40dd5ull	/* CF PF AF ZF SF TF DF OF AC */
 #define RFLAGS_IF	0x200ull
 
-/* entry.S serves getpid and gettid itself (SYSCALL_LEAF) with these. */
+/* entry.S serves getpid and gettid itself, and tests for signals. */
 _Static_assert(__builtin_offsetof(struct task, proc) == TASK_PROC, "asm");
 _Static_assert(__builtin_offsetof(struct task, tid) == TASK_TID, "asm");
 _Static_assert(__builtin_offsetof(struct proc, pid) == PROC_PID, "asm");
+_Static_assert(__builtin_offsetof(struct task, sigmask) == TASK_SIGMASK &&
+	       __builtin_offsetof(struct task, sigpending) == TASK_SIGPENDING &&
+	       __builtin_offsetof(struct proc, sigpending) == PROC_SIGPENDING &&
+	       __builtin_offsetof(struct cpu, rtu_word) == CPU_RTU, "asm");
 _Static_assert(RFLAGS_USER == RFLAGS_USER_ASM && RFLAGS_TF_ASM == 0x100 &&
 	       RFLAGS_RET_ASM == (RFLAGS_IF | 2), "asm");
 
@@ -418,6 +422,28 @@ _Static_assert(NR_MAX == NR_MAX_ASM && sizeof(sys_fn) == 8 &&
 
 /* Boot: the paths entry.S's fast dispatch leaves out are in use. */
 bool syscall_slow;
+
+/*
+ * entry.S's jump by number for user code not single-stepped: the leaf
+ * paths for getpid and gettid unless system calls are traced, the fast
+ * dispatch for a number with a handler unless syscall_slow, the C
+ * dispatcher otherwise (and ENOSYS).  Filled at boot, after syscall_slow
+ * is known and before any user code runs, so entry.S tests nothing else.
+ */
+extern char syscall_fast[], syscall_slow_entry[], syscall_leaf_getpid[],
+	syscall_leaf_gettid[];
+u64 syscall_entries[NR_MAX];
+
+void syscall_init(void)
+{
+	for (int nr = 0; nr < NR_MAX; nr++)
+		syscall_entries[nr] = (u64)(sys_table[nr] && !syscall_slow ?
+					    syscall_fast : syscall_slow_entry);
+	if (!ktrace) {
+		syscall_entries[39] = (u64)syscall_leaf_getpid;
+		syscall_entries[186] = (u64)syscall_leaf_gettid;
+	}
+}
 
 /*
  * The whole system-call path, for whatever entry.S's fast dispatch does

@@ -146,9 +146,16 @@ static inline struct task *current_task(void)
 	return (struct task *)(sp & ~(KSTACK_SIZE - 1));
 }
 
+/* Where a task's user frame is: the top of its kernel stack (t->tf). */
+static inline struct trapframe *task_user_frame(struct task *t)
+{
+	return (struct trapframe *)((u8 *)t + KSTACK_SIZE) - 1;
+}
+
+/* rdtsc clears the high halves of rax and rdx: no zero-extension. */
 static inline u64 rdtsc(void)
 {
-	u32 lo, hi;
+	u64 lo, hi;
 
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return (u64)hi << 32 | lo;
@@ -241,6 +248,7 @@ void signal_force(int sig);
 void futex_wake_addr(struct mm *mm, u64 uaddr, int n);
 
 /* syscall.c */
+void syscall_init(void);
 void syscall_dispatch(struct trapframe *tf);
 void syscall_i386(struct trapframe *tf);
 
