@@ -251,7 +251,7 @@ void kpmu_task_exit(struct task *t)
 	r.pid = t->proc->pid;
 	r.tid = t->tid;
 	memcpy(r.comm, t->comm, sizeof(r.comm));
-	r.run_ns = ns_from_tsc(t->run_tsc + now - t->switched_in_tsc);
+	r.run_ns = ns_from_tsc(task_cpu_tsc(t, now));
 	r.switches = t->nr_switches;
 	for (u32 i = 0; i < boot_params->stat_nr && i < PV_STAT_MAX_EVENTS; i++)
 		r.count[i] = task_count(t, t->tpage->map[i]);

@@ -356,7 +356,7 @@ void task_exit(int wstatus)
 	}
 	vfork_release(t);
 	kpmu_task_exit(t);
-	p->utime_tsc += t->run_tsc + (rdtsc() - t->switched_in_tsc);
+	p->utime_tsc += task_cpu_tsc(t, rdtsc());
 	if (!p->exiting)
 		p->exit_status = wstatus;
 	if (--p->nthreads == 0)

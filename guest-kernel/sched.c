@@ -170,8 +170,8 @@ static __always_inline void sched_account(struct task *prev,
 {
 	u64 now = rdtsc();
 
-	prev->run_tsc += now - prev->switched_in_tsc;
-	next->switched_in_tsc = now;
+	prev->run_tsc += now;
+	next->run_tsc -= now;
 	next->nr_switches++;
 }
 

@@ -83,8 +83,9 @@ struct task {
 	u64 saved_sigmask;		/* rt_sigsuspend: restored after */
 	bool restore_sigmask;		/* the handler it waited for */
 	u64 sigpending;			/* thread-directed signals */
-	u64 run_tsc;			/* CPU time used, for THREAD_CPUTIME */
-	u64 switched_in_tsc;
+	/* CPU time used (THREAD_CPUTIME), less the TSC at which it was
+	 * switched in while it runs: a switch is one add and one sub. */
+	u64 run_tsc;
 	u64 nr_switches;		/* times switched in */
 	struct task *all_next;		/* every task, for tid lookup */
 	bool vfork_child;
@@ -150,6 +151,12 @@ static inline struct task *current_task(void)
 static inline struct trapframe *task_user_frame(struct task *t)
 {
 	return (struct trapframe *)((u8 *)t + KSTACK_SIZE) - 1;
+}
+
+/* t's CPU time in TSC ticks at now (BKL held, or t current). */
+static inline u64 task_cpu_tsc(const struct task *t, u64 now)
+{
+	return t->state == TASK_RUNNING ? t->run_tsc + now : t->run_tsc;
 }
 
 /* rdtsc clears the high halves of rax and rdx: no zero-extension. */

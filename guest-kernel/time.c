@@ -31,11 +31,11 @@ static u64 clock_ns(u64 clk)
 
 		for (struct task *o = task_find_proc_next(t->proc, NULL); o;
 		     o = task_find_proc_next(t->proc, o))
-			sum += o == t ? 0 : o->run_tsc;
-		return ns_from_tsc(sum + t->run_tsc + now - t->switched_in_tsc);
+			sum += task_cpu_tsc(o, now);
+		return ns_from_tsc(sum);
 	}
 	case CLOCK_THREAD_CPUTIME_ID:
-		return ns_from_tsc(t->run_tsc + now - t->switched_in_tsc);
+		return ns_from_tsc(task_cpu_tsc(t, now));
 	default:	/* as the vDSO: uapi/vclock.h */
 		return pv_monotonic_ns(vvar, now);
 	}

@@ -9,10 +9,12 @@
  *			cost without the vDSO
  *   vdso check		the values: monotonic, equal to the raw system
  *			call's, time() and gettimeofday() against
- *			CLOCK_REALTIME, getcpu, fallbacks, after fork
+ *			CLOCK_REALTIME, getcpu, fallbacks, after fork;
+ *			CPU-time clocks across thread switches
  *   vdso bench N	µs per call, vDSO and raw system call
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -143,6 +145,74 @@ static void check_all(void)
 	check_rest();
 }
 
+#define SPIN_NS 20000000
+
+static void spin_ns(int64_t ns)
+{
+	int64_t end = libc_ns(CLOCK_MONOTONIC) + ns;
+
+	while (libc_ns(CLOCK_MONOTONIC) < end)
+		;
+}
+
+static volatile int spin_done;
+
+static void *spin_thread(void *arg)
+{
+	(void)arg;
+	spin_ns(SPIN_NS);
+	spin_done = 1;
+	return NULL;
+}
+
+/*
+ * The CPU-time clocks follow each thread across switches (the kernel's
+ * per-switch accounting, sched.c): a spin counts and a sleep does not;
+ * while this thread yields to a spinning one on one vCPU it gets little,
+ * and the spinner's time stays in the process's after it exits.
+ */
+static void check_cputime(void)
+{
+	int64_t w0, w1, t0, t1, p0, p1, y0;
+	pthread_t th;
+
+	t0 = libc_ns(CLOCK_THREAD_CPUTIME_ID);
+	w0 = libc_ns(CLOCK_MONOTONIC);
+	spin_ns(SPIN_NS);
+	w1 = libc_ns(CLOCK_MONOTONIC);
+	t1 = libc_ns(CLOCK_THREAD_CPUTIME_ID);
+	CHECK(t1 - t0 >= SPIN_NS * 9 / 10 && t1 - t0 <= w1 - w0 + 1000000,
+	      "a %d ns spin of %lld ns took %lld ns of CPU time", SPIN_NS,
+	      (long long)(w1 - w0), (long long)(t1 - t0));
+	t0 = libc_ns(CLOCK_THREAD_CPUTIME_ID);
+	usleep(SPIN_NS / 1000);
+	t1 = libc_ns(CLOCK_THREAD_CPUTIME_ID);
+	CHECK(t1 - t0 < SPIN_NS / 4, "a %d ns sleep took %lld ns of CPU time",
+	      SPIN_NS, (long long)(t1 - t0));
+	t0 = libc_ns(CLOCK_THREAD_CPUTIME_ID);
+	p0 = libc_ns(CLOCK_PROCESS_CPUTIME_ID);
+	CHECK(p0 >= t0, "process CPU time %lld below the thread's %lld",
+	      (long long)p0, (long long)t0);
+	spin_done = 0;
+	if (pthread_create(&th, NULL, spin_thread, NULL)) {
+		CHECK(0, "pthread_create failed");
+		return;
+	}
+	y0 = libc_ns(CLOCK_THREAD_CPUTIME_ID);	/* glibc's create is slow */
+	while (!spin_done)
+		sched_yield();
+	pthread_join(th, NULL);
+	t1 = libc_ns(CLOCK_THREAD_CPUTIME_ID);
+	p1 = libc_ns(CLOCK_PROCESS_CPUTIME_ID);
+	CHECK((p1 - p0) - (t1 - t0) >= SPIN_NS * 9 / 10,
+	      "a thread's %d ns spin added %lld ns to the process's CPU time",
+	      SPIN_NS, (long long)((p1 - p0) - (t1 - t0)));
+	if (sysconf(_SC_NPROCESSORS_ONLN) == 1)
+		CHECK(t1 - y0 < SPIN_NS / 2,
+		      "yielding to a %d ns spin on one CPU took %lld ns",
+		      SPIN_NS, (long long)(t1 - y0));
+}
+
 static double us_per_call(int n, int raw)
 {
 	int64_t t0 = libc_ns(CLOCK_MONOTONIC);
@@ -177,10 +247,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	check_all();
+	check_cputime();
 	/* The child's copy of the address space keeps the vDSO. */
+	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		check_all();
+		fflush(stdout);
 		_exit(failures ? 1 : 0);
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid &&
