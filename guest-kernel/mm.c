@@ -328,15 +328,16 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 }
 
 /*
- * Map zeroed memory over [start, end): 2 MiB pages where the VMA says so.
- * 4 KiB pages are filled a page table at a time (one walk per 2 MiB), and
+ * Map zeroed memory over [start, end): a 2 MiB page for every aligned
+ * 2 MiB inside it, whatever the VMA (glibc opens each thread's 8 MiB
+ * stack with an mprotect: three 2 MiB pages, not 1,536 emulated page
+ * allocations; a later split is one PV_HC_PT_FILL).  4 KiB pages are filled a page table at a time (one walk per 2 MiB), and
  * a writable range is zeroed afterwards by one PV_HC_MEMSET through the
  * new mappings (the VMM walks them natively) instead of one hypercall per
  * recycled page: a page costs a few emulated instructions, not ~100.
  */
 int mm_populate(struct mm *mm, u64 start, u64 end, u32 prot)
 {
-	struct vma *v = vma_find(mm, start);
 	u64 flags = pte_flags(prot);
 	bool bulk = prot & PROT_WRITE;
 
@@ -345,8 +346,7 @@ int mm_populate(struct mm *mm, u64 start, u64 end, u32 prot)
 		bool huge;
 		u64 *pte, pa, run;
 
-		if (v && v->huge && !(va & (PV_HUGE_SIZE - 1)) &&
-		    end - va >= PV_HUGE_SIZE) {
+		if (!(va & (PV_HUGE_SIZE - 1)) && end - va >= PV_HUGE_SIZE) {
 			pa = huge_alloc_zero();
 			if (pa && mm_map_huge(mm, va, pa, flags) == 0) {
 				va += PV_HUGE_SIZE;
@@ -869,6 +869,13 @@ static s64 mm_discard(struct mm *mm, u64 start, u64 end)
 
 			if (!pa || (*e & PTE_BORROWED))
 				continue;
+			/* Recycled pages come off the free list in descending
+			 * order: a run grows either way. */
+			if (run_len && pa + PAGE_SIZE == run_pa) {
+				run_pa = pa;
+				run_len += PAGE_SIZE;
+				continue;
+			}
 			if (run_len && run_pa + run_len != pa)
 				zero_run(&run_pa, &run_len);
 			if (!run_len)

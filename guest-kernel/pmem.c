@@ -16,6 +16,7 @@ struct pmem {
 	u64 free_list;		/* physical address of the first free page */
 	u64 nfree;
 	u64 huge_free_list;
+	u64 nhuge_free;
 };
 
 static struct pmem pm;
@@ -91,6 +92,7 @@ u64 huge_alloc_zero(void)
 	if (pm.huge_free_list) {
 		pa = pm.huge_free_list;
 		pm.huge_free_list = *(u64 *)P2V(pa);
+		pm.nhuge_free--;
 		dirty = true;
 	} else if (pm.top - pm.bump >= PV_HUGE_SIZE) {
 		pm.top -= PV_HUGE_SIZE;
@@ -107,10 +109,12 @@ void huge_free(u64 pa)
 	spin_lock(&pm.lock);
 	*(u64 *)P2V(pa) = pm.huge_free_list;
 	pm.huge_free_list = pa;
+	pm.nhuge_free++;
 	spin_unlock(&pm.lock);
 }
 
 u64 pmem_free_pages(void)
 {
-	return (pm.top - pm.bump) / PAGE_SIZE + pm.nfree;
+	return (pm.top - pm.bump) / PAGE_SIZE + pm.nfree +
+	       pm.nhuge_free * (PV_HUGE_SIZE / PAGE_SIZE);
 }

@@ -13,7 +13,10 @@
  * stay and whose new ones read as zero.  Then 3 MiB blocks (padded to
  * 4 MiB) unmapped in two pieces, tail or head first, as allocators that
  * trim do: the padding must go with the piece that ends where it starts.
- * Prints a line per part.
+ * Last, glibc's thread stacks: 8 MiB opened by mprotect in a PROT_NONE
+ * reservation (2 MiB pages inside it, mm_populate()), a page unmapped in
+ * the middle, MADV_DONTNEED at the thread's exit, munmap; the memory must
+ * come back (8 rounds would leak 64 MiB).  Prints a line per part.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -194,6 +197,46 @@ static int holes(void)
 	return 0;
 }
 
+static int stacks(void)
+{
+	const size_t n = (8ul << 20) + 4096, mid = 3ul << 20;
+	unsigned long before = free_mib();
+
+	for (int i = 0; i < 8; i++) {
+		unsigned char *p = mmap(NULL, n, PROT_NONE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED ||
+		    mprotect(p + 4096, n - 4096, PROT_READ | PROT_WRITE)) {
+			printf("stacks: round %d: mmap or mprotect failed\n", i);
+			return 1;
+		}
+		if (check(p, 4096, n, 0, "stacks"))
+			return 1;
+		memset(p + 4096, 0x5a, n - 4096);
+		if (!faults(p) || munmap(p + mid, 4096) || !faults(p + mid) ||
+		    check(p, mid - 4096, mid, 0x5a, "stacks below the hole") ||
+		    check(p, mid + 4096, mid + 8192, 0x5a, "stacks above it")) {
+			printf("stacks: round %d: the guard or the hole reads\n",
+			       i);
+			return 1;
+		}
+		/* Linux's ENOMEM for a range with a hole: one call a side. */
+		if (madvise(p + 4096, mid - 4096, MADV_DONTNEED) ||
+		    madvise(p + mid + 4096, n - mid - 4096, MADV_DONTNEED) ||
+		    check(p, 4096, mid, 0, "stacks after MADV_DONTNEED") ||
+		    check(p, mid + 4096, n, 0, "stacks after MADV_DONTNEED") ||
+		    munmap(p, n)) {
+			printf("stacks: round %d: madvise or munmap failed\n", i);
+			return 1;
+		}
+	}
+	if (free_back(before, "stacks"))
+		return 1;
+	printf("stacks: 8 rounds ok\n");
+	return 0;
+}
+
 int main(void)
 {
 	const int rounds = 80;
@@ -223,5 +266,5 @@ int main(void)
 		}
 	}
 	printf("mmap loop: %d rounds ok\n", rounds);
-	return small_blocks() || remap() || split_frees();
+	return small_blocks() || remap() || split_frees() || stacks();
 }
