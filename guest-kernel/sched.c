@@ -228,13 +228,37 @@ static __always_inline void runq_rotate(struct task *prev, struct task *next)
 	prev->state = TASK_RUNNABLE;
 }
 
-/* sched_yield_fast()'s general case: counted threads, another process, or
- * the FPU state not in this CPU's registers. */
+/* sched_yield_fast()'s general case: another process, or the FPU state
+ * not in this CPU's registers. */
 static void __attribute__((noinline, noreturn))
 sched_yield_switch(struct task *prev, struct task *next, struct cpu *c)
 {
 	sched_switch_prepare(prev, next, c);
 	switch_from_user_frame(&prev->ksp, task_user_frame(prev), next->ksp);
+}
+
+/* The rest of sched_switch_prepare() for two threads of one process with
+ * prev's FPU state loaded on c, then the move to next. */
+static __always_inline __attribute__((noreturn)) void
+sched_yield_finish(struct task *prev, struct task *next, struct cpu *c)
+{
+	sched_account(prev, next);
+	fpu_handover(prev, next, c);
+	next->state = TASK_RUNNING;
+	next->cpu = c;
+	if (next->fs_base != prev->fs_base)
+		wrmsr(0xc0000100, next->fs_base);
+	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
+	switch_from_user_frame(&prev->ksp, task_user_frame(prev), next->ksp);
+}
+
+/* Counted threads: the counters follow first.  A call that returns, so
+ * it is kept out of sched_yield_fast(), which then saves no register. */
+static void __attribute__((noinline, noreturn))
+sched_yield_counted(struct task *prev, struct task *next, struct cpu *c)
+{
+	kpmu_switch(prev, next, c);
+	sched_yield_finish(prev, next, c);
 }
 
 /*
@@ -243,11 +267,11 @@ sched_yield_switch(struct task *prev, struct task *next, struct cpu *c)
  * resumes in task_start (entry.S) as a new task does, straight into
  * return_to_user()'s test with 0 in rax.  No call chain to unwind on
  * either side.  Both are user threads (the run queue holds no idle task),
- * and the common case, threads of one process that nothing counts with
- * prev's FPU state loaded here, is one test and then no call that returns,
- * so no register is saved.  On kvm_pvm each instruction here is emulated
- * at ~1 us per switch.  Not while system calls are traced: the C
- * dispatcher logs the return.
+ * and the common case, threads of one process with prev's FPU state loaded
+ * here, is one test and then, unless counted, no call that returns, so no
+ * register is saved.  On kvm_pvm each instruction here is emulated at
+ * ~1 us per switch.  Not while system calls are traced: the C dispatcher
+ * logs the return.
  */
 s64 sched_yield_fast(void)
 {
@@ -261,17 +285,11 @@ s64 sched_yield_fast(void)
 	c->need_resched = false;
 	runq_rotate(prev, next);
 	task_user_frame(prev)->rax = 0;
-	if (unlikely(prev->tpage || next->tpage || next->mm != prev->mm ||
-		     !fpu_loaded(prev, c)))
+	if (unlikely(next->mm != prev->mm || !fpu_loaded(prev, c)))
 		sched_yield_switch(prev, next, c);
-	sched_account(prev, next);
-	fpu_handover(prev, next, c);
-	next->state = TASK_RUNNING;
-	next->cpu = c;
-	if (next->fs_base != prev->fs_base)
-		wrmsr(0xc0000100, next->fs_base);
-	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
-	switch_from_user_frame(&prev->ksp, task_user_frame(prev), next->ksp);
+	if (prev->tpage || next->tpage)
+		sched_yield_counted(prev, next, c);
+	sched_yield_finish(prev, next, c);
 }
 
 /* BKL held.  Runs the next runnable task; prev keeps running if none. */
