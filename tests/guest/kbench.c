@@ -2,9 +2,11 @@
 /*
  * Kernel path costs inside the guest.  With no arguments: medians in
  * microseconds of a system call round trip (getpid, served by the leaf
- * path of entry.S; getppid, the full path), a fault delivered as SIGSEGV
- * and returned from, and a thread switch (sched_yield ping-pong of two
- * threads on one vCPU, per switch), as one JSON object.
+ * path of entry.S: the cheapest kernel entry there is, so the floor of
+ * the run; getppid, the full path), a futex wake with no waiter, a 4 KiB
+ * pipe write and read, a fault delivered as SIGSEGV and returned from,
+ * and a thread switch (sched_yield ping-pong of two threads on one vCPU,
+ * per switch), as one JSON object.
  *
  * `kbench loop PATH N` runs one kernel path N times and nothing else, for
  * counting its kernel instructions exactly (tests/kvm/kbench_insns.sh runs
@@ -126,6 +128,22 @@ static void call_getppid(void)
 	syscall(SYS_getppid);
 }
 
+static int bench_word, bench_pipe[2];
+
+static void call_futex(void)
+{
+	syscall(SYS_futex, &bench_word, FUTEX_WAKE_PRIVATE_, 1, 0, 0, 0);
+}
+
+static void call_pipe(void)
+{
+	static char buf[4096];
+
+	if (write(bench_pipe[1], buf, sizeof(buf)) != sizeof(buf) ||
+	    read(bench_pipe[0], buf, sizeof(buf)) != sizeof(buf))
+		abort();
+}
+
 static void call_yield(void)
 {
 	sched_yield();
@@ -178,6 +196,10 @@ int main(int argc, char **argv)
 	sigaction(SIGSEGV, &sa, NULL);
 	printf("{\"getpid_us\": %.1f, ", median_us(call_getpid, khz));
 	printf("\"getppid_us\": %.1f, ", median_us(call_getppid, khz));
+	printf("\"futex_us\": %.1f, ", median_us(call_futex, khz));
+	if (pipe(bench_pipe))
+		return 1;
+	printf("\"pipe_us\": %.1f, ", median_us(call_pipe, khz));
 	printf("\"fault_us\": %.1f, ", median_us(fault_once, khz));
 	pthread_create(&t, NULL, yielder, NULL);
 	sched_yield();

@@ -2,10 +2,12 @@
 # Emulated guest-kernel instructions per kernel path, exactly: kbench runs
 # one path K times under `vmm stat --source step -e instructions:k` (the
 # VMM single-steps CPL0), once more with 0 times, and the difference over
-# K is the path's cost, start-up and exit cancelled.  On kvm_pvm every one
-# of these instructions is emulated (~0.25 us), so this is the kernel's
-# hot-path budget (docs/specification.md).  Prints one line per path and
-# fails when getpid, the leaf path of entry.S, takes more than MAX.
+# K is the path's cost, start-up and exit cancelled.  Beside each, the
+# microseconds of one kbench run against its floor (getpid's leaf entry).
+# On kvm_pvm every one of these instructions is emulated (0.25-1 us each,
+# printed at the end), so this is the kernel's hot-path budget
+# (docs/specification.md).  Prints one line per path and fails when
+# getpid, the leaf path of entry.S, takes more than MAX.
 #
 #   kbench_insns.sh VMM KBENCH [MAX_GETPID]
 set -uo pipefail
@@ -19,6 +21,13 @@ kcount() {
 		-- "$prog" loop "$1" "$2" 2>&1 >/dev/null) || return
 	awk -F, '$3 == "instructions:k" {print $1}' <<<"$out"
 }
+# The same run's microseconds (kbench with no arguments, one JSON line):
+# getpid's leaf path, the cheapest kernel entry there is, is the floor.
+us_json=$("$vmm" run --timeout 200 -- "$prog" 2>/dev/null | tail -n 1)
+us() {
+	sed -n "s/.*\"$1_us\": \([0-9.]*\).*/\1/p" <<<"$us_json"
+}
+floor=$(us getpid)
 # Uncounted, where the host reports it: KVM's insn_emulation (kvm_pvm
 # emulates every kernel instruction; standard KVM none), without the
 # offset policy's fold that counting adds at each switch.
@@ -44,17 +53,34 @@ for path in getpid getppid futex pipe fault yield; do
 		unc[$path]=$(( (eb - ea) / div ))
 		un=", ${unc[$path]} emulated uncounted"
 	fi
-	echo "$path: $per kernel instructions per ${path/yield/switch}" \
-		"(runs of 0 and $K: $a, $b$un)"
+	key=${path/yield/switch} t=$(us "${path/yield/switch}") at=
+	if [ -n "$t" ] && [ -n "$floor" ]; then
+		at=", $t us = $(awk -v t="$t" -v f="$floor" \
+			'BEGIN {printf "%.1f", t / f}')x the floor's $floor us"
+	fi
+	echo "$path: $per kernel instructions per $key" \
+		"(runs of 0 and $K: $a, $b$un$at)"
 	if [ "$path" = getpid ] && [ "$per" -gt "$max" ]; then
 		echo "FAIL: getpid takes $per kernel instructions (at most $max)"
 		status=1
 	fi
 done
+[ -n "$floor" ] ||
+	echo "no microseconds: kbench printed '$us_json'"
 # The switch proper: what a yield adds to a system call that does nothing
 # (getppid), uncounted, where the host reports emulated instructions.
 if [ -n "${unc[yield]:-}" ] && [ -n "${unc[getppid]:-}" ]; then
 	echo "switch beyond its system call: $(( unc[yield] - unc[getppid] ))" \
 		"emulated instructions (yield ${unc[yield]} - getppid ${unc[getppid]})"
+fi
+# What one emulated instruction costs in this run, and an entry without
+# any: the line through getpid and getppid (time against instructions).
+if [ -n "${unc[getppid]:-}" ] && [ -n "${unc[getpid]:-}" ] &&
+   [ -n "$floor" ] && [ "${unc[getppid]}" -gt "${unc[getpid]}" ]; then
+	awk -v a="$floor" -v b="$(us getppid)" -v na="${unc[getpid]}" \
+	    -v nb="${unc[getppid]}" 'BEGIN {
+		c = (b - a) / (nb - na)
+		printf "per emulated instruction: %.2f us; an entry with none: %.1f us\n",
+		       c, a - na * c }'
 fi
 exit $status
