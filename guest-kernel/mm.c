@@ -407,7 +407,8 @@ struct vma *vma_find(struct mm *mm, u64 va)
 
 static bool vma_same(const struct vma *a, const struct vma *b)
 {
-	return a->prot == b->prot && a->huge == b->huge && !a->pad && !b->pad;
+	return a->prot == b->prot && a->huge == b->huge && !a->pad && !b->pad &&
+	       !a->cached && !b->cached;
 }
 
 /*
@@ -461,6 +462,7 @@ static void vma_insert_at(struct mm *mm, int i, const struct vma *n)
 	v->end = n->end;
 	v->prot = n->prot;
 	v->huge = n->huge;
+	v->cached = 0;
 	v->pad = n->pad;
 	mm->nvma++;
 	if (n->start == mm->gap_hint) {
@@ -492,7 +494,8 @@ static void vma_delete(struct mm *mm, int i)
 
 int vma_insert(struct mm *mm, u64 start, u64 end, u32 prot, bool huge)
 {
-	const struct vma n = { start, end, prot, huge, 0 };
+	const struct vma n = { .start = start, .end = end, .prot = prot,
+			       .huge = huge };
 
 	return vma_add(mm, &n);
 }
@@ -586,6 +589,116 @@ static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
 }
 
 /*
+ * Freed blocks kept for reuse: malloc's churn of big blocks (bzip2 maps
+ * and unmaps 210 of 1-2 MiB pages at size train) costs a gap search, the
+ * page-table walks, the frame allocations and the VMA list's moves each
+ * way, every instruction emulated on kvm_pvm.  munmap of a whole padded
+ * block instead leaves its VMA in the list, flagged cached, with its 2 MiB
+ * PDEs not present (a PROT_NONE mapping no one asked for: it faults, and
+ * the gap search, fork and teardown treat it like one), and an mmap of the
+ * same padded size takes it back: the PDEs present again, the frames
+ * zeroed by the VMM, no search.  At most MM_CACHE_MAX blocks and
+ * MM_CACHE_BYTES per address space, only while half of RAM stays free,
+ * and sysinfo counts them as free.  Every other change of the address
+ * space (mmap elsewhere or fixed, partial munmap, mprotect, madvise,
+ * mremap, fork) first releases them (mm_cache_drop()), so the rest of
+ * mm.c never meets one.
+ */
+u64 mm_cached_pages;
+
+static void mm_cache_forget(struct mm *mm, int k)
+{
+	mm->ncached--;
+	mm->cache[k] = mm->cache[mm->ncached];
+}
+
+static void mm_cache_drop(struct mm *mm)
+{
+	while (mm->ncached) {
+		int i = vma_index(mm, mm->cache[0].start);
+		struct vma *v = &mm->vma[i];
+		u64 size = v->end - v->start;
+		u64 va = v->start;
+
+		/* Not present already, and flushed when cached. */
+		if (!mm_unmap_huge(mm, &va, v->end))
+			panic("a cached block lost its 2 MiB pages");
+		mm->cache_bytes -= size;
+		mm_cached_pages -= size / PAGE_SIZE;
+		mm_cache_forget(mm, 0);
+		vma_delete(mm, i);
+	}
+}
+
+/* munmap of the whole padded block i: keep it if there is room. */
+static bool mm_cache_put(struct mm *mm, int i)
+{
+	struct vma *v = &mm->vma[i];
+	u64 size = v->end - v->start, *pde = NULL, *first = NULL;
+
+	if (mm->ncached == MM_CACHE_MAX ||
+	    mm->cache_bytes + size > MM_CACHE_BYTES ||
+	    pmem_free_pages() < (boot_params->mem_size / 2) >> 12)
+		return false;
+	for (u64 va = v->start; va < v->end; va += PV_HUGE_SIZE) {
+		pde = pde && (va & ((1ull << 30) - 1)) ? pde + 1 :
+		      mm_pde(mm, va);
+		if (!pde || !(*pde & PTE_PS))
+			panic("a padded block without its 2 MiB pages");
+		if (!first)
+			first = pde;
+		*pde &= ~(PTE_P | PTE_U);
+		invlpg(va);
+	}
+	mm_tlb_shootdown(mm);
+	v->cached = 1;
+	mm->cache[mm->ncached].start = v->start;
+	mm->cache[mm->ncached].size = size;
+	mm->cache[mm->ncached].pde = first;
+	mm->cache[mm->ncached++].idx = i;
+	mm->cache_bytes += size;
+	mm_cached_pages += size / PAGE_SIZE;
+	return true;
+}
+
+/* A kept block of size bytes as a new mapping; 0 if none. */
+static u64 mm_cache_take(struct mm *mm, u64 size, u32 prot, u32 pad)
+{
+	u64 flags = pte_flags(prot) | PTE_PS, *pde;
+
+	for (int k = 0; k < mm->ncached; k++) {
+		int i = mm->cache[k].idx;
+		struct vma *v;
+
+		if (mm->cache[k].size != size)
+			continue;
+		/* The index kept with it, unless the list moved since. */
+		if (i >= mm->nvma || mm->vma[i].start != mm->cache[k].start)
+			i = vma_index(mm, mm->cache[k].start);
+		v = &mm->vma[i];
+		pde = mm->cache[k].pde;
+		for (u64 va = v->start; va < v->end; va += PV_HUGE_SIZE) {
+			u64 frame;
+
+			/* The PD page stays while a PDE in it is in use. */
+			if (va != v->start && !(va & ((1ull << 30) - 1)))
+				pde = mm_pde(mm, va);
+			frame = *pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1);
+			hcall(PV_HC_ZERO, frame, PV_HUGE_SIZE, 0);
+			*pde++ = frame | flags;
+		}
+		v->cached = 0;
+		v->prot = prot;
+		v->pad = pad;
+		mm->cache_bytes -= size;
+		mm_cached_pages -= size / PAGE_SIZE;
+		mm_cache_forget(mm, k);
+		return v->start;
+	}
+	return 0;
+}
+
+/*
  * A writable mapping of 64 KiB or more whose length is not a multiple of
  * 2 MiB, while at least half of RAM stays free: 2 MiB pages throughout,
  * the last one's tail as padding (vma.pad) that munmap of the length
@@ -602,11 +715,18 @@ static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
 static s64 mm_mmap_padded(struct mm *mm, u64 len, u32 prot)
 {
 	u64 size = ALIGN_UP(len, PV_HUGE_SIZE);
-	struct vma v = { 0, 0, prot, true, (u32)(size - len) };
+	struct vma v = { .prot = prot, .huge = true,
+			 .pad = (u32)(size - len) };
 	int i;
 
-	if (len < PAD_MIN || size == len || !(prot & PROT_WRITE) ||
-	    mm->nvma == MM_MAX_VMA ||
+	if (len < PAD_MIN || size == len || !(prot & PROT_WRITE))
+		return 0;
+	if (mm->ncached) {
+		v.start = mm_cache_take(mm, size, prot, v.pad);
+		if (v.start)
+			return v.start;
+	}
+	if (mm->nvma == MM_MAX_VMA ||
 	    pmem_free_pages() < (boot_params->mem_size / 2 + size) >> 12)
 		return 0;
 	v.start = mmap_find_gap(mm, size, PV_HUGE_SIZE, &i);
@@ -629,6 +749,7 @@ static __attribute__((noinline)) s64 mm_mmap_other(struct mm *mm, u64 addr,
 	u64 start;
 	int err;
 
+	mm_cache_drop(mm);
 	if (fixed) {
 		if ((addr & (PAGE_SIZE - 1)) || !user_range_ok(addr, len) ||
 		    addr < PAGE_SIZE)
@@ -691,10 +812,12 @@ static bool mm_munmap_whole(struct mm *mm, u64 addr, u64 end)
 	struct vma *v = &mm->vma[i];
 	u64 va = addr;
 
-	if (i == mm->nvma || v->start != addr || !v->huge ||
+	if (i == mm->nvma || v->start != addr || !v->huge || v->cached ||
 	    ((addr | v->end) & (PV_HUGE_SIZE - 1)) ||
 	    (end != v->end && end != v->end - v->pad))
 		return false;
+	if (v->pad && mm_cache_put(mm, i))
+		return true;
 	if (!mm_unmap_huge(mm, &va, v->end))
 		mm_unmap_range(mm, va, v->end);
 	else
@@ -713,6 +836,7 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 	end = ALIGN_UP(addr + len, PAGE_SIZE);
 	if (mm_munmap_whole(mm, addr, end))
 		return 0;
+	mm_cache_drop(mm);
 	/* Up to a padded mapping's padding: it goes too (mm_mmap_padded),
 	 * or a loop that frees mappings from their tail keeps it forever. */
 	v = vma_find(mm, end - 1);
@@ -765,6 +889,7 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 {
 	u64 end = ALIGN_UP(addr + len, PAGE_SIZE);
 
+	mm_cache_drop(mm);
 	if ((addr & (PAGE_SIZE - 1)) || !user_range_ok(addr, len))
 		return -EINVAL;
 	/* Room to split the VMAs at both ends (vma_protect), checked before
@@ -897,6 +1022,7 @@ s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice)
 {
 	u64 end = ALIGN_UP(addr + len, PAGE_SIZE);
 
+	mm_cache_drop(mm);
 	if ((addr & (PAGE_SIZE - 1)) || end < addr ||
 	    (len && !user_range_ok(addr, len)))
 		return -EINVAL;
@@ -980,6 +1106,7 @@ s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 	s64 err;
 	int i;
 
+	mm_cache_drop(mm);
 	if ((old & (PAGE_SIZE - 1)) || (flags & ~1ull) || !new_len ||
 	    !old_len)
 		return -EINVAL;
@@ -1103,6 +1230,7 @@ void mm_put(struct mm *mm)
 {
 	if (--mm->refs > 0)
 		return;
+	mm_cache_drop(mm);
 	for (int i = 0; i < mm->nvma; i++)
 		mm_unmap_range(mm, mm->vma[i].start, mm->vma[i].end);
 	mm_unmap_range(mm, mm->brk_start, ALIGN_UP(mm->brk, PV_HUGE_SIZE));
@@ -1111,6 +1239,27 @@ void mm_put(struct mm *mm)
 }
 
 /* Copy one present leaf (4 KiB or 2 MiB) into dst; borrowed pages shared. */
+/*
+ * No 2 MiB frame left for the child's copy of one (4 KiB pages from the
+ * free lists fill the rest of RAM): 512 small ones.  Slow, but a fork
+ * with memory free must not fail.  Undone by mm_put() on failure.
+ */
+static int mm_fork_huge_small(struct mm *dst, u64 va, u64 src, u64 flags)
+{
+	for (u64 off = 0; off < PV_HUGE_SIZE; off += PAGE_SIZE) {
+		u64 pa = page_alloc();
+
+		if (!pa)
+			return -ENOMEM;
+		hcall(PV_HC_COPY, pa, src + off, PAGE_SIZE);
+		if (mm_map_page(dst, va + off, pa, flags)) {
+			page_free(pa);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static int mm_fork_leaf(struct mm *dst, u64 va, u64 e, bool huge)
 {
 	u64 size = huge ? PV_HUGE_SIZE : PAGE_SIZE;
@@ -1121,6 +1270,9 @@ static int mm_fork_leaf(struct mm *dst, u64 va, u64 e, bool huge)
 	if (e & PTE_BORROWED)
 		return mm_map_page(dst, va, src, flags);
 	pa = huge ? huge_alloc_zero() : page_alloc();
+	if (!pa && huge)
+		return mm_fork_huge_small(dst, ALIGN_DOWN(va, PV_HUGE_SIZE), src,
+					  flags & ~PTE_PS);
 	if (!pa)
 		return -ENOMEM;
 	hcall(PV_HC_COPY, pa, src, size);
@@ -1154,8 +1306,10 @@ static int mm_fork_range(struct mm *dst, struct mm *src, u64 start, u64 end)
 /* fork: a private copy of every mapped page (no copy-on-write). */
 struct mm *mm_fork(struct mm *src)
 {
-	struct mm *mm = mm_create();
+	struct mm *mm;
 
+	mm_cache_drop(src);
+	mm = mm_create();
 	if (!mm)
 		return NULL;
 	memcpy(mm->vma, src->vma, src->nvma * sizeof(struct vma));

@@ -18,11 +18,15 @@
 #define PROT_EXEC	4
 
 #define MM_MAX_VMA	128
+/* Freed 2 MiB-page blocks an address space keeps for reuse (mm.c). */
+#define MM_CACHE_MAX	16
+#define MM_CACHE_BYTES	(32ull << 20)
 
 struct vma {
 	u64 start, end;
 	u16 prot;
-	u16 huge;			/* mapped with 2 MiB pages */
+	u8 huge;			/* mapped with 2 MiB pages */
+	u8 cached;			/* freed, kept for reuse: no user's */
 	u32 pad;			/* bytes at the end no one asked for */
 };
 
@@ -39,6 +43,13 @@ struct mm {
 	u64 gap_hint;			/* no free page from the mmap base
 					 * up to here (mmap_find_gap) */
 	int gap_idx;			/* its vma_index(), when still so */
+	int ncached;			/* freed blocks kept (mm_cache_*()) */
+	struct {
+		u64 start, size;
+		u64 *pde;		/* its first PDE (kept while cached) */
+		int idx;		/* its vma_index(), if still so */
+	} cache[MM_CACHE_MAX];
+	u64 cache_bytes;
 	struct vma vma[MM_MAX_VMA];	/* sorted by start, disjoint */
 };
 
@@ -48,6 +59,9 @@ void kfree(void *p);
 void mm_init_kernel(void);
 struct mm *mm_create(void);
 void mm_put(struct mm *mm);
+/* Pages in freed blocks kept for reuse, all address spaces: free memory
+ * to sysinfo. */
+extern u64 mm_cached_pages;
 void mm_activate(struct mm *mm);
 /* This CPU leaves every user address space (idle, exit). */
 void mm_deactivate(void);

@@ -181,7 +181,7 @@ s64 sys_sysinfo(u64 uinfo, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	(void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
 	si.uptime = ns_from_tsc(rdtsc()) / 1000000000ull;
 	si.totalram = boot_params->mem_size;
-	si.freeram = pmem_free_pages() * PAGE_SIZE;
+	si.freeram = (pmem_free_pages() + mm_cached_pages) * PAGE_SIZE;
 	si.mem_unit = 1;
 	if (!user_range_ok(uinfo, sizeof(si)) ||
 	    copy_to_user((void *)uinfo, &si, sizeof(si)))

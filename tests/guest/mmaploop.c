@@ -16,7 +16,12 @@
  * Last, glibc's thread stacks: 8 MiB opened by mprotect in a PROT_NONE
  * reservation (2 MiB pages inside it, mm_populate()), a page unmapped in
  * the middle, MADV_DONTNEED at the thread's exit, munmap; the memory must
- * come back (8 rounds would leak 64 MiB).  Prints a line per part.
+ * come back (8 rounds would leak 64 MiB).  Last, freed blocks the kernel
+ * keeps for reuse (mm.c) must not show: each faults, mprotect and madvise
+ * over one fail as over unmapped memory, a forked child does not inherit
+ * them, and they count as free memory.  The fork comes after the parts
+ * above have spent the 2 MiB frames: its copy of the stack's 2 MiB pages
+ * must fall back to 4 KiB ones, not fail.  Prints a line per part.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -25,6 +30,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <unistd.h>
 
 static int check(const unsigned char *p, size_t from, size_t to, int v,
 		 const char *what)
@@ -237,6 +245,45 @@ static int stacks(void)
 	return 0;
 }
 
+static int kept(void)
+{
+	const size_t n = 300ul << 10;
+	unsigned long before = free_mib();
+	unsigned char *b[4];
+	int status;
+	pid_t pid;
+
+	for (int i = 0; i < 4; i++)
+		if (!(b[i] = map_fill(n, 0x33, "kept", i)))
+			return 1;
+	for (int i = 0; i < 4; i++)
+		if (munmap(b[i], n))
+			return 1;
+	for (int i = 0; i < 4; i++) {
+		if (!faults(b[i]) || !faults(b[i] + n - 1)) {
+			printf("kept: freed block %d still reads\n", i);
+			return 1;
+		}
+	}
+	if (free_back(before, "kept"))
+		return 1;
+	pid = fork();
+	if (pid == 0)
+		_exit(faults(b[0]) && faults(b[3] + n - 1) ? 0 : 1);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("kept: fork failed, or its child reads a freed block\n");
+		return 1;
+	}
+	if (mprotect(b[1], 4096, PROT_READ) == 0 || errno != ENOMEM ||
+	    madvise(b[2], 4096, MADV_DONTNEED) == 0 || errno != ENOMEM) {
+		printf("kept: mprotect or madvise over a freed block worked\n");
+		return 1;
+	}
+	printf("kept: freed blocks fault, are not inherited, and are free\n");
+	return 0;
+}
+
 int main(void)
 {
 	const int rounds = 80;
@@ -266,5 +313,5 @@ int main(void)
 		}
 	}
 	printf("mmap loop: %d rounds ok\n", rounds);
-	return small_blocks() || remap() || split_frees() || stacks();
+	return small_blocks() || remap() || split_frees() || stacks() || kept();
 }
