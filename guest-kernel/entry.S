@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Kernel entry points: boot, exception and interrupt stubs, and the system
- * call path.  Every instruction here is emulated (~0.25 us each), so the
+ * call path.  Every instruction here is emulated (0.25-1 us each), so the
  * system-call path is kept to a handful of instructions before the common
  * register save.
  */
