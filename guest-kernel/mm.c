@@ -331,10 +331,11 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
  * Map zeroed memory over [start, end): a 2 MiB page for every aligned
  * 2 MiB inside it, whatever the VMA (glibc opens each thread's 8 MiB
  * stack with an mprotect: three 2 MiB pages, not 1,536 emulated page
- * allocations; a later split is one PV_HC_PT_FILL).  4 KiB pages are filled a page table at a time (one walk per 2 MiB), and
- * a writable range is zeroed afterwards by one PV_HC_MEMSET through the
- * new mappings (the VMM walks them natively) instead of one hypercall per
- * recycled page: a page costs a few emulated instructions, not ~100.
+ * allocations; a later split is one PV_HC_PT_FILL).  4 KiB pages are
+ * filled a page table at a time (one walk per 2 MiB), and a writable
+ * range is zeroed afterwards by one PV_HC_MEMSET through the new mappings
+ * (the VMM walks them natively) instead of one hypercall per recycled
+ * page: a page costs a few emulated instructions, not ~100.
  */
 int mm_populate(struct mm *mm, u64 start, u64 end, u32 prot)
 {
@@ -601,7 +602,7 @@ static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
  * MM_CACHE_BYTES per address space, only while half of RAM stays free,
  * and sysinfo counts them as free.  Every other change of the address
  * space (mmap elsewhere or fixed, partial munmap, mprotect, madvise,
- * mremap, fork) first releases them (mm_cache_drop()), so the rest of
+ * mremap, fork, exit) first releases them (mm_cache_drop()), so the rest of
  * mm.c never meets one.
  */
 u64 mm_cached_pages;
@@ -1238,7 +1239,6 @@ void mm_put(struct mm *mm)
 	kfree(mm);
 }
 
-/* Copy one present leaf (4 KiB or 2 MiB) into dst; borrowed pages shared. */
 /*
  * No 2 MiB frame left for the child's copy of one (4 KiB pages from the
  * free lists fill the rest of RAM): 512 small ones.  Slow, but a fork
@@ -1260,6 +1260,7 @@ static int mm_fork_huge_small(struct mm *dst, u64 va, u64 src, u64 flags)
 	return 0;
 }
 
+/* Copy one present leaf (4 KiB or 2 MiB) into dst; borrowed pages shared. */
 static int mm_fork_leaf(struct mm *dst, u64 va, u64 e, bool huge)
 {
 	u64 size = huge ? PV_HUGE_SIZE : PAGE_SIZE;
