@@ -214,10 +214,13 @@ static void check_cputime(void)
 	CHECK((p1 - p0) - (t1 - t0) >= SPIN_NS * 9 / 10,
 	      "a thread's %d ns spin added %lld ns to the process's CPU time",
 	      SPIN_NS, (long long)((p1 - p0) - (t1 - t0)));
+	/* On one vCPU the yielding thread runs only between the spinner's
+	 * slices: less than the spinner, whatever the host preempts. */
 	if (sysconf(_SC_NPROCESSORS_ONLN) == 1)
-		CHECK(t1 - y0 < SPIN_NS / 2,
-		      "yielding to a %d ns spin on one CPU took %lld ns",
-		      SPIN_NS, (long long)(t1 - y0));
+		CHECK(t1 - y0 < (p1 - p0) - (t1 - t0),
+		      "yielding to a spinner on one CPU took %lld ns, the "
+		      "spinner %lld", (long long)(t1 - y0),
+		      (long long)((p1 - p0) - (t1 - t0)));
 }
 
 static double us_per_call(int n, int raw)
