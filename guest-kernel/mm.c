@@ -229,6 +229,13 @@ static __always_inline u64 *mm_pde(struct mm *mm, u64 va)
 	return pd ? &pd[(va >> 21) & 511] : NULL;
 }
 
+/* The PDE of va, the 2 MiB after the one at pde (NULL: none yet): one
+ * walk per 1 GiB of page directory. */
+static __always_inline u64 *mm_pde_next(struct mm *mm, u64 *pde, u64 va)
+{
+	return pde && (va & ((1ull << 30) - 1)) ? pde + 1 : mm_pde(mm, va);
+}
+
 /*
  * The 2 MiB pages of [start, end) (both 2 MiB-aligned, one VMA) go back
  * to the allocator.  True when every piece was a 2 MiB page or nothing;
@@ -239,11 +246,7 @@ static bool mm_unmap_huge(struct mm *mm, u64 *va, u64 end)
 	u64 *pde = NULL;
 
 	for (; *va < end; *va += PV_HUGE_SIZE) {
-		/* One walk per 1 GiB of page directory. */
-		if (!pde || !(*va & ((1ull << 30) - 1)))
-			pde = mm_pde(mm, *va);
-		else
-			pde++;
+		pde = mm_pde_next(mm, pde, *va);
 		if (!pde || !*pde)
 			continue;
 		if (!(*pde & PTE_PS))
@@ -570,9 +573,12 @@ static u64 mmap_find_gap(struct mm *mm, u64 len, u64 align, int *idx)
  */
 static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
 {
+	u64 *pde = NULL;
+
 	for (u64 va = start; va < end; va += PV_HUGE_SIZE) {
 		u64 pa = huge_alloc_zero();
-		u64 *pde = pa ? mm_pde(mm, va) : NULL;
+
+		pde = pa ? mm_pde_next(mm, pde, va) : NULL;
 
 		/* The common case inline: the tables exist, the PDE is free. */
 		if (pde && !*pde) {
@@ -587,6 +593,13 @@ static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
 		}
 	}
 	return 0;
+}
+
+/* Half of RAM stays free with extra bytes more in use (padded 2 MiB
+ * mappings, kept blocks: conveniences memory must be plentiful for). */
+static bool mm_half_free(u64 extra)
+{
+	return pmem_free_pages() >= (boot_params->mem_size / 2 + extra) >> 12;
 }
 
 /*
@@ -638,12 +651,10 @@ static bool mm_cache_put(struct mm *mm, int i)
 	u64 size = v->end - v->start, *pde = NULL, *first = NULL;
 
 	if (mm->ncached == MM_CACHE_MAX ||
-	    mm->cache_bytes + size > MM_CACHE_BYTES ||
-	    pmem_free_pages() < (boot_params->mem_size / 2) >> 12)
+	    mm->cache_bytes + size > MM_CACHE_BYTES || !mm_half_free(0))
 		return false;
 	for (u64 va = v->start; va < v->end; va += PV_HUGE_SIZE) {
-		pde = pde && (va & ((1ull << 30) - 1)) ? pde + 1 :
-		      mm_pde(mm, va);
+		pde = mm_pde_next(mm, pde, va);
 		if (!pde || !(*pde & PTE_PS))
 			panic("a padded block without its 2 MiB pages");
 		if (!first)
@@ -677,16 +688,17 @@ static u64 mm_cache_take(struct mm *mm, u64 size, u32 prot, u32 pad)
 		if (i >= mm->nvma || mm->vma[i].start != mm->cache[k].start)
 			i = vma_index(mm, mm->cache[k].start);
 		v = &mm->vma[i];
+		/* The first PDE as kept: its PD page stays while a PDE in
+		 * it is in use. */
 		pde = mm->cache[k].pde;
-		for (u64 va = v->start; va < v->end; va += PV_HUGE_SIZE) {
-			u64 frame;
+		for (u64 va = v->start; va < v->end;) {
+			u64 frame = *pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1);
 
-			/* The PD page stays while a PDE in it is in use. */
-			if (va != v->start && !(va & ((1ull << 30) - 1)))
-				pde = mm_pde(mm, va);
-			frame = *pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1);
 			hcall(PV_HC_ZERO, frame, PV_HUGE_SIZE, 0);
-			*pde++ = frame | flags;
+			*pde = frame | flags;
+			va += PV_HUGE_SIZE;
+			if (va < v->end)
+				pde = mm_pde_next(mm, pde, va);
 		}
 		v->cached = 0;
 		v->prot = prot;
@@ -727,8 +739,7 @@ static s64 mm_mmap_padded(struct mm *mm, u64 len, u32 prot)
 		if (v.start)
 			return v.start;
 	}
-	if (mm->nvma == MM_MAX_VMA ||
-	    pmem_free_pages() < (boot_params->mem_size / 2 + size) >> 12)
+	if (mm->nvma == MM_MAX_VMA || !mm_half_free(size))
 		return 0;
 	v.start = mmap_find_gap(mm, size, PV_HUGE_SIZE, &i);
 	if (!v.start)
