@@ -9,6 +9,7 @@
 #include "mm.h"
 #include "perf_event.h"
 #include "pmu_guest.h"
+#include "pmu_switch.h"
 #include "stat.h"
 #include "task.h"
 #include "vpmu.h"
@@ -70,9 +71,11 @@ void kpmu_cpu_init(struct cpu *c)
 		panic("vCPU page: unknown policy switch rule %x (policy id %u)",
 		      c->vpage->switch_rule, c->vpage->policy_id);
 	/* Host preemption shows in KVM steal time: the tsc source uses it. */
-	if (boot_params->flags & PV_BOOT_STEAL)
+	if (boot_params->flags & PV_BOOT_STEAL) {
 		wrmsr(PV_MSR_KVM_STEAL_TIME,
 		      (PV_STEAL_PHYS + PV_STEAL_RECORD_SIZE * c->id) | 1);
+		c->steal = P2V(PV_STEAL_PHYS + PV_STEAL_RECORD_SIZE * c->id);
+	}
 }
 
 /* Which counters a thread page counts, and which interrupt (i-mode). */
@@ -143,58 +146,9 @@ void kpmu_task_init(struct task *t, struct task *parent)
 	task_masks(t);
 }
 
-static bool steal_unaccounted(const struct pv_vpmu_vcpu_page *vp,
-			      const struct cpu *c)
-{
-	if (!(boot_params->flags & PV_BOOT_STEAL))
-		return false;
-	return pv_steal_unaccounted(P2V(PV_STEAL_PHYS +
-					PV_STEAL_RECORD_SIZE * c->id),
-				    vp->steal_ns);
-}
-
-static struct pv_vpmu_masks task_pmu_masks(const struct task *t)
-{
-	struct pv_vpmu_masks m = { 0, 0 };
-
-	if (t) {
-		m.count = t->pmu_count_mask;
-		m.intr = t->pmu_int_mask;
-	}
-	return m;
-}
-
-/*
- * The switch point, by the rule the VMM's policy published in the vCPU
- * page: one batched hypercall, or the switch done here without exit.
- */
 void kpmu_switch(struct task *prev, struct task *next, struct cpu *c)
 {
-	const struct pv_vpmu_vcpu_page *vp = c->vpage;
-	struct task *out = prev->tpage ? prev : NULL;
-	struct task *in = next->tpage ? next : NULL;
-	struct pv_vpmu_masks om = task_pmu_masks(out);
-	struct pv_vpmu_masks im = task_pmu_masks(in);
-
-	/* sched_switch() calls this only when one side counts. */
-	if (pv_vpmu_switch_exits(vp, om, in ? in->tpage : NULL, im)) {
-		if (in) {
-			pv_seq_write_begin(&in->tpage->seq);
-			in->tpage->smp_id = c->id;
-			pv_seq_write_end(&in->tpage->seq);
-		}
-		/* One batched suspend/resume, like perfctr-xen's. */
-		hcall(PV_HC_PMU_SWITCH, out ? V2P(out->tpage) : 0,
-		      in ? V2P(in->tpage) : 0, 0);
-		return;
-	}
-	/* Steal the VMM has not dropped yet belongs to the outgoing thread's
-	 * time only if it is dropped before the fold: one exit, and only
-	 * after the host preempted this vCPU. */
-	if ((vp->switch_rule & PV_SWITCH_FOLD) && steal_unaccounted(vp, c))
-		hcall(PV_HC_PMU_POLL, 0, 0, 0);
-	pv_vpmu_switch_local(vp, out ? out->tpage : NULL, om,
-			     in ? in->tpage : NULL, im, c->id, PV_VPMU_TSC_NOW);
+	kpmu_switch_inline(prev, next, c);
 }
 
 /*

@@ -9,6 +9,7 @@
 #include "kernel.h"
 #include "mm.h"
 #include "pmu_guest.h"
+#include "pmu_switch.h"
 #include "sync.h"
 #include "task.h"
 #include "vclock.h"
@@ -252,12 +253,12 @@ sched_yield_finish(struct task *prev, struct task *next, struct cpu *c)
 	switch_from_user_frame(&prev->ksp, task_user_frame(prev), next->ksp);
 }
 
-/* Counted threads: the counters follow first.  A call that returns, so
- * it is kept out of sched_yield_fast(), which then saves no register. */
+/* Counted threads: the counters follow first, inline.  Kept out of
+ * sched_yield_fast(), which then saves no register for them. */
 static void __attribute__((noinline, noreturn))
 sched_yield_counted(struct task *prev, struct task *next, struct cpu *c)
 {
-	kpmu_switch(prev, next, c);
+	kpmu_switch_inline(prev, next, c);
 	sched_yield_finish(prev, next, c);
 }
 

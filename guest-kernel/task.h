@@ -137,6 +137,8 @@ struct cpu {
 	struct mm *loaded_mm;		/* whose page tables CR3 holds */
 	u64 tlb_seen;			/* loaded_mm->tlb_gen last flushed */
 	bool in_user;			/* past return_to_user(), no BKL */
+	/* This vCPU's KVM steal-time record, NULL when the boot has none. */
+	const struct pv_steal_record *steal;
 } __attribute__((aligned(64)));
 
 static inline struct task *current_task(void)

@@ -47,7 +47,9 @@ unsigned int pmu_guest_thread_switch(struct pmu_vcpu *v,
 	/* Without its page the guest cannot do anything by itself. */
 	if (!v->page)
 		return 1;
-	if (pv_vpmu_switch_exits(v->page, om, in, im))
+	/* The guest kernel's order: the short test, then the whole rule. */
+	if (!pv_vpmu_switch_stays_local(v->page, om.intr | im.intr, in) &&
+	    pv_vpmu_switch_exits(v->page, om, in, im))
 		return 1;
 	v->stats.guest_switches++;
 	pv_vpmu_switch_local(v->page, out, om, in, im, v->page->vcpu_id, tsc);

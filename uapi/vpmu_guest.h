@@ -257,6 +257,23 @@ pv_vpmu_switch_exits(const struct pv_vpmu_vcpu_page *vp,
 }
 
 /*
+ * The common switch, told in a few instructions: a rule that folds and
+ * never exits merely for counters being active, no i-mode counter on
+ * either side (intr: both sides' masks.intr), and the incoming thread's
+ * configuration already the vCPU's.  True implies that
+ * pv_vpmu_switch_exits() is false for every rule (the unit tests check
+ * each), so the guest skips the full rule only on its fast path.
+ */
+static inline bool
+pv_vpmu_switch_stays_local(const struct pv_vpmu_vcpu_page *vp, uint32_t intr,
+			   const struct pv_vpmu_thread_page *in)
+{
+	return (vp->switch_rule & (PV_SWITCH_FOLD | PV_SWITCH_EXIT_ACTIVE)) ==
+		PV_SWITCH_FOLD && !intr &&
+		(!in || in->config_id == vp->config_id);
+}
+
+/*
  * A switch that does not exit, done by the guest alone: the incoming
  * thread's smp_id, and with PV_SWITCH_FOLD the a-mode fold of the paper
  * (Sum_thread += Phys* - Start*_thread for the outgoing thread,
@@ -283,12 +300,11 @@ pv_vpmu_switch_local(const struct pv_vpmu_vcpu_page *vp,
 		pv_seq_write_begin(&in->seq);
 		in->smp_id = smp_id;
 	}
-	for (unsigned int i = 0, left = oc | ic; left; i++, left >>= 1) {
-		uint64_t ps;
+	/* Straight to each live counter: a fixed counter's bit is high. */
+	for (uint32_t left = oc | ic; left; left &= left - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(left);
+		uint64_t ps = pv_vpmu_phys_star(vp, i, tsc);
 
-		if (!(left & 1))
-			continue;
-		ps = pv_vpmu_phys_star(vp, i, tsc);
 		if (oc & (1u << i))
 			out->ctr[i].sum += pv_vpmu_delta(ps, out->ctr[i].start);
 		if (ic & (1u << i))

@@ -3,6 +3,7 @@
  * The policy table and the exits each policy costs per context switch.
  */
 #include "pmu_test.h"
+#include "vpmu_guest.h"
 
 static void test_lookup_by_name_and_id(void **state)
 {
@@ -110,6 +111,45 @@ static unsigned int exits(const struct pmu_policy_ops *pol,
 	return pmu_guest_switch_exits(vp, out, in);
 }
 
+/*
+ * The guest's fast test of a switch may only skip the whole rule where
+ * the rule would not exit: every rule bit, both sides' i-mode and a-mode
+ * counters, the incoming page absent or present, its configuration
+ * loaded or not.  And it must hold in the common case it exists for.
+ */
+static void test_switch_fast_test_never_skips_an_exit(void **state)
+{
+	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
+	struct pv_vpmu_thread_page *in = fx_thread_alloc();
+	unsigned int taken = 0;
+
+	(void)state;
+	for (uint32_t rule = 0; rule < (PV_SWITCH_LOADED << 1); rule++)
+		for (unsigned int m = 0; m < 64; m++) {
+			struct pv_vpmu_masks om = { m & 1, (m >> 1) & 1 };
+			struct pv_vpmu_masks im = { (m >> 2) & 1, (m >> 3) & 1 };
+			const struct pv_vpmu_thread_page *ip = (m & 16) ? in : NULL;
+
+			vp->switch_rule = rule | PV_SWITCH_VALID;
+			vp->config_id = 1;
+			in->config_id = (m & 32) ? 2 : 1;
+			if (!ip)
+				im = (struct pv_vpmu_masks){ 0, 0 };
+			if (!pv_vpmu_switch_stays_local(vp, om.intr | im.intr, ip))
+				continue;
+			taken++;
+			assert_false(pv_vpmu_switch_exits(vp, om, ip, im));
+		}
+	assert_true(taken > 0);
+	/* offset, threads of one configuration: the fast test decides. */
+	vp->switch_rule = pmu_policy_lookup("offset")->switch_rule;
+	in->config_id = vp->config_id;
+	assert_true(pv_vpmu_switch_stays_local(vp, 0, in));
+	assert_false(pv_vpmu_switch_stays_local(vp, 1, in));
+	free(vp);
+	free(in);
+}
+
 static void test_switch_costs(void **state)
 {
 	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
@@ -200,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_create_rejects_unknown_names),
 		cmocka_unit_test(test_create_rejects_policy_without_rule),
 		cmocka_unit_test(test_switch_costs),
+		cmocka_unit_test(test_switch_fast_test_never_skips_an_exit),
 		cmocka_unit_test(test_guest_read_step_back),
 		cmocka_unit_test(test_event_names),
 	};

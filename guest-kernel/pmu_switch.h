@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The a-mode switch point, inline: sched_yield_counted() folds a counted
+ * thread switch with no call that returns (no register saved on either
+ * side), and kpmu_switch() is the out-of-line copy for schedule().
+ */
+#ifndef KERNEL_PMU_SWITCH_H
+#define KERNEL_PMU_SWITCH_H
+
+#include "kernel.h"
+#include "task.h"
+#include "vpmu_guest.h"
+
+/* Zero for a task without a thread page (task_alloc() zeroes tasks). */
+static struct pv_vpmu_masks task_pmu_masks(const struct task *t)
+{
+	struct pv_vpmu_masks m = { t->pmu_count_mask, t->pmu_int_mask };
+
+	return m;
+}
+
+/*
+ * The switch point, by the rule the VMM's policy published in the vCPU
+ * page: one batched hypercall, or the switch done here without exit.  The
+ * common case, a-mode threads under a folding rule, is told by one short
+ * test before the whole rule.  On kvm_pvm every instruction here is
+ * emulated, at every counted switch.
+ */
+static __always_inline void kpmu_switch_inline(struct task *prev,
+					       struct task *next,
+					       struct cpu *c)
+{
+	const struct pv_vpmu_vcpu_page *vp = c->vpage;
+	struct pv_vpmu_thread_page *op = prev->tpage, *ip = next->tpage;
+	struct pv_vpmu_masks om = task_pmu_masks(prev);
+	struct pv_vpmu_masks im = task_pmu_masks(next);
+
+	if (!pv_vpmu_switch_stays_local(vp, om.intr | im.intr, ip) &&
+	    pv_vpmu_switch_exits(vp, om, ip, im)) {
+		if (ip) {
+			pv_seq_write_begin(&ip->seq);
+			ip->smp_id = c->id;
+			pv_seq_write_end(&ip->seq);
+		}
+		/* One batched suspend/resume, like perfctr-xen's. */
+		hcall(PV_HC_PMU_SWITCH, op ? V2P(op) : 0, ip ? V2P(ip) : 0, 0);
+		return;
+	}
+	/* Steal the VMM has not dropped yet belongs to the outgoing thread's
+	 * time only if it is dropped before the fold: one exit, and only
+	 * after the host preempted this vCPU. */
+	if (c->steal && (vp->switch_rule & PV_SWITCH_FOLD) &&
+	    pv_steal_unaccounted(c->steal, vp->steal_ns))
+		hcall(PV_HC_PMU_POLL, 0, 0, 0);
+	pv_vpmu_switch_local(vp, op, om, ip, im, c->id, PV_VPMU_TSC_NOW);
+}
+
+#endif
