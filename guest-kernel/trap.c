@@ -37,16 +37,22 @@ static inline u64 read_cr2(void)
 
 bool trap_fixup(struct trapframe *tf)
 {
-	extern char copy_user_load[], copy_user_store[], strncpy_load_insn[],
-		copy_user_fault[];
+	extern char copy_user_load[], copy_user_store[], copy_user_load4[],
+		copy_user_store4[], copy_user_load8[], copy_user_store8[],
+		strncpy_load_insn[], copy_user_fault[];
+	static const char *const user_access[] = {
+		copy_user_load, copy_user_store, copy_user_load4,
+		copy_user_store4, copy_user_load8, copy_user_store8,
+		strncpy_load_insn,
+	};
 
 	if (tf->vector != 14 && tf->vector != 13)
 		return false;
-	if (tf->rip == (u64)copy_user_load || tf->rip == (u64)copy_user_store ||
-	    tf->rip == (u64)strncpy_load_insn) {
-		tf->rip = (u64)copy_user_fault;
-		return true;
-	}
+	for (size_t i = 0; i < sizeof(user_access) / sizeof(user_access[0]); i++)
+		if (tf->rip == (u64)user_access[i]) {
+			tf->rip = (u64)copy_user_fault;
+			return true;
+		}
 	return false;
 }
 

@@ -15,6 +15,10 @@
  *   getppid   syscall(SYS_getppid): the full system-call path, no work
  *   pipe      write then read 4 KiB through a pipe
  *   futex     FUTEX_WAKE with no waiter
+ *   futexwait FUTEX_WAIT on a word that does not hold the value: the
+ *             4-byte read of the word, then EAGAIN (no sleep)
+ *   sigmask   rt_sigprocmask(SIG_BLOCK) of an empty set: an 8-byte copy
+ *             in and one out
  *   yield     two threads on one vCPU: two switches per iteration
  *   fault     a read of address 0: the #PF, SIGSEGV delivery, a handler
  *             that steps over the 2-byte load, and rt_sigreturn (memory
@@ -70,6 +74,7 @@ static void fault_once(void)
 }
 
 #define FUTEX_WAKE_PRIVATE_ 129	/* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
+#define FUTEX_WAIT_PRIVATE_ 128	/* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
 
 static int loop_path(const char *path, long n)
 {
@@ -94,6 +99,17 @@ static int loop_path(const char *path, long n)
 	} else if (!strcmp(path, "futex")) {
 		for (long i = 0; i < n; i++)
 			syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE_, 1, 0, 0, 0);
+	} else if (!strcmp(path, "futexwait")) {
+		for (long i = 0; i < n; i++)
+			if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE_, 1, 0,
+				    0, 0) != -1)
+				return 1;
+	} else if (!strcmp(path, "sigmask")) {
+		uint64_t set = 0, old;
+
+		for (long i = 0; i < n; i++)
+			if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, &old, 8))
+				return 1;
 	} else if (!strcmp(path, "fault")) {
 		struct sigaction sa = { .sa_sigaction = on_segv,
 					.sa_flags = SA_SIGINFO };

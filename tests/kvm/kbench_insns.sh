@@ -37,7 +37,7 @@ kemul() {
 }
 status=0
 declare -A unc
-for path in getpid getppid futex pipe fault yield; do
+for path in getpid getppid futex futexwait sigmask pipe fault yield; do
 	a=$(kcount "$path" 0) b=$(kcount "$path" $K)
 	if [ -z "$a" ] || [ -z "$b" ] || [ "$b" -le "$a" ]; then
 		echo "FAIL: $path: no instructions:k count, or none more for $K runs ('$a', '$b')"
