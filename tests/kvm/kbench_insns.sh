@@ -73,6 +73,22 @@ if [ -n "${unc[yield]:-}" ] && [ -n "${unc[getppid]:-}" ]; then
 	echo "switch beyond its system call: $(( unc[yield] - unc[getppid] ))" \
 		"emulated instructions (yield ${unc[yield]} - getppid ${unc[getppid]})"
 fi
+# What per-thread counting adds to a switch: the same yields counted with
+# the tsc source (offset policy, a-mode fold at each switch), where the
+# host reports emulated instructions.
+kemul_counted() {
+	"$vmm" stat -v --timeout 200 -e cycles -- "$prog" loop yield "$1" \
+		2>&1 >/dev/null |
+		awk '/kvm insn_emulation / {s += $NF} END {if (NR) print s}'
+}
+if [ -n "${unc[yield]:-}" ]; then
+	ca=$(kemul_counted 0) cb=$(kemul_counted $K)
+	if [ -n "$ca" ] && [ -n "$cb" ] && [ "$cb" -gt "$ca" ]; then
+		c=$(( (cb - ca) / (2 * K) ))
+		echo "counted switch (tsc source, offset policy): $c emulated" \
+			"instructions, $(( c - unc[yield] )) for the counters' fold"
+	fi
+fi
 # What one emulated instruction costs in this run, and an entry without
 # any: the line through getpid and getppid (time against instructions).
 if [ -n "${unc[getppid]:-}" ] && [ -n "${unc[getpid]:-}" ] &&
