@@ -5,13 +5,11 @@
  */
 #include <stdint.h>
 
+#include "raw_syscall.h"
+
 static long sys3(long nr, long a, long b, long c)
 {
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c)
-			 : "rcx", "r11", "memory");
-	return ret;
+	return raw_syscall6(nr, a, b, c, 0, 0, 0);
 }
 
 static long int80(long nr, long a, long b, long c)
@@ -20,20 +18,6 @@ static long int80(long nr, long a, long b, long c)
 
 	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a), "c"(b), "d"(c)
 			 : "memory");
-	return ret;
-}
-
-static long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
-			   "r"(r9)
-			 : "rcx", "r11", "memory");
 	return ret;
 }
 
@@ -47,7 +31,7 @@ static int small_copies(void)
 {
 	static const char want[13] = "thirteen byte";
 	static const long offs[3] = { 5, 9, 12 };
-	char *p = (char *)sys6(9, 0, 8192, 3, 0x22, -1, 0);	/* mmap RW */
+	char *p = (char *)raw_syscall6(9, 0, 8192, 3, 0x22, -1, 0);	/* mmap RW */
 	int fds[2], bad = 0;
 
 	if ((unsigned long)p > -4096ul || sys3(11, (long)(p + 4096), 4096, 0))
@@ -68,11 +52,11 @@ static int small_copies(void)
 		bad |= sys3(1, fds[1], (long)(p + 4096 - off), 13) != -14;
 	}
 	/* rt_sigprocmask: a set inside the page is read, one across is not. */
-	bad |= sys6(14, 0, (long)(p + 4088), 0, 8, 0, 0) != 0;
-	bad |= sys6(14, 0, (long)(p + 4092), 0, 8, 0, 0) != -14;
+	bad |= raw_syscall6(14, 0, (long)(p + 4088), 0, 8, 0, 0) != 0;
+	bad |= raw_syscall6(14, 0, (long)(p + 4092), 0, 8, 0, 0) != -14;
 	/* FUTEX_WAIT: the word is read (0, not 1: -EAGAIN), or faults. */
-	bad |= sys6(202, (long)(p + 4092), 0, 1, 0, 0, 0) != -11;
-	bad |= sys6(202, (long)(p + 4096), 0, 0, 0, 0, 0) != -14;
+	bad |= raw_syscall6(202, (long)(p + 4092), 0, 1, 0, 0, 0) != -11;
+	bad |= raw_syscall6(202, (long)(p + 4096), 0, 0, 0, 0, 0) != -14;
 	return bad;
 }
 

@@ -18,25 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "raw_syscall.h"
+
 #define KPTR	0xffffffff80200000ul	/* guest kernel text */
 #define KDATA	0xffffffff80000000ul	/* guest RAM's first byte */
 #define NONCAN	0x8000000000000000ul
 #define UHOLE	0x100000000000ul		/* unmapped user address */
 #define HUGE	(1ul << 62)
-
-static long raw(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
-			   "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
 
 static int checks, bad;
 
@@ -53,14 +41,14 @@ static void expect_(const char *what, long r, const int *ok)
 
 #define EXPECT(call, ...) \
 	expect_(#call, call, (const int[]){ __VA_ARGS__, 0 })
-#define S0(nr) raw(nr, 0, 0, 0, 0, 0, 0)
-#define S1(nr, a) raw(nr, (long)(a), 0, 0, 0, 0, 0)
-#define S2(nr, a, b) raw(nr, (long)(a), (long)(b), 0, 0, 0, 0)
-#define S3(nr, a, b, c) raw(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define S0(nr) raw_syscall6(nr, 0, 0, 0, 0, 0, 0)
+#define S1(nr, a) raw_syscall6(nr, (long)(a), 0, 0, 0, 0, 0)
+#define S2(nr, a, b) raw_syscall6(nr, (long)(a), (long)(b), 0, 0, 0, 0)
+#define S3(nr, a, b, c) raw_syscall6(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
 #define S4(nr, a, b, c, d) \
-	raw(nr, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+	raw_syscall6(nr, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 #define S6(nr, a, b, c, d, e, f) \
-	raw(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+	raw_syscall6(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
 static char buf[4096];
 static const char ro[4096] = "read-only";
@@ -183,7 +171,7 @@ static void numbers(void)
 		char what[64];
 
 		snprintf(what, sizeof(what), "syscall %#lx", nrs[i]);
-		expect_(what, raw(nrs[i], KPTR, KPTR, KPTR, KPTR, KPTR, KPTR),
+		expect_(what, raw_syscall6(nrs[i], KPTR, KPTR, KPTR, KPTR, KPTR, KPTR),
 			(const int[]){ ENOSYS, 0 });
 	}
 }
@@ -200,8 +188,8 @@ static void later_writes(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		raw(SYS_set_tid_address, KPTR, 0, 0, 0, 0, 0);
-		raw(SYS_exit, 0, 0, 0, 0, 0, 0);
+		raw_syscall6(SYS_set_tid_address, KPTR, 0, 0, 0, 0, 0);
+		raw_syscall6(SYS_exit, 0, 0, 0, 0, 0, 0);
 	}
 	checks++;
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0) {
@@ -210,8 +198,8 @@ static void later_writes(void)
 	}
 	pid = fork();
 	if (pid == 0) {
-		raw(SYS_set_tid_address, (long)ro, 0, 0, 0, 0, 0);
-		raw(SYS_exit, 0, 0, 0, 0, 0, 0);
+		raw_syscall6(SYS_set_tid_address, (long)ro, 0, 0, 0, 0, 0);
+		raw_syscall6(SYS_exit, 0, 0, 0, 0, 0, 0);
 	}
 	checks++;
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0 ||
@@ -229,10 +217,10 @@ static void later_writes(void)
 		long r = S6(SYS_clone, 0x00100000 | SIGCHLD, 0, KPTR, 0, 0, 0);
 
 		if (r == 0)
-			raw(SYS_exit, 0, 0, 0, 0, 0, 0);
+			raw_syscall6(SYS_exit, 0, 0, 0, 0, 0, 0);
 		if (r > 0 && waitpid(r, &status, 0) == r && status == 0)
-			raw(SYS_exit, 0, 0, 0, 0, 0, 0);
-		raw(SYS_exit, r == -EFAULT ? 0 : 1, 0, 0, 0, 0, 0);
+			raw_syscall6(SYS_exit, 0, 0, 0, 0, 0, 0);
+		raw_syscall6(SYS_exit, r == -EFAULT ? 0 : 1, 0, 0, 0, 0, 0);
 	}
 	checks++;
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0) {
@@ -261,7 +249,7 @@ static void kernel_reads(void)
 	if (pid == 0) {
 		long r = S3(SYS_execve, "/bin/badsys", argv, 0);
 
-		raw(SYS_exit, r == -EFAULT ? 0 : 1, 0, 0, 0, 0, 0);
+		raw_syscall6(SYS_exit, r == -EFAULT ? 0 : 1, 0, 0, 0, 0, 0);
 	}
 	checks++;
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0) {
