@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The a-mode switch point, inline: sched_yield_counted() folds a counted
- * thread switch with no call that returns (no register saved on either
- * side), and kpmu_switch() is the out-of-line copy for schedule().
+ * The switch point, inline: sched_yield_counted() folds a counted thread
+ * switch without a call, and kpmu_switch() is its one out-of-line
+ * instance, for schedule().
  */
 #ifndef KERNEL_PMU_SWITCH_H
 #define KERNEL_PMU_SWITCH_H
@@ -12,7 +12,7 @@
 #include "vpmu_guest.h"
 
 /* Zero for a task without a thread page (task_alloc() zeroes tasks). */
-static struct pv_vpmu_masks task_pmu_masks(const struct task *t)
+static inline struct pv_vpmu_masks task_pmu_masks(const struct task *t)
 {
 	struct pv_vpmu_masks m = { t->pmu_count_mask, t->pmu_int_mask };
 

@@ -28,12 +28,17 @@ us() {
 	sed -n "s/.*\"$1_us\": \([0-9.]*\).*/\1/p" <<<"$us_json"
 }
 floor=$(us getpid)
-# Uncounted, where the host reports it: KVM's insn_emulation (kvm_pvm
-# emulates every kernel instruction; standard KVM none), without the
-# offset policy's fold that counting adds at each switch.
-kemul() {
-	"$vmm" run -v --timeout 200 -- "$prog" loop "$1" "$2" 2>&1 >/dev/null |
+# KVM's insn_emulation summed over the vCPUs of one vmm command (-v),
+# where the host reports it (kvm_pvm emulates every kernel instruction;
+# standard KVM none).
+insn_emulation() {
+	"$vmm" "$@" 2>&1 >/dev/null |
 		awk '/kvm insn_emulation / {s += $NF} END {if (NR) print s}'
+}
+# Uncounted: without the offset policy's fold that counting adds at each
+# switch.
+kemul() {
+	insn_emulation run -v --timeout 200 -- "$prog" loop "$1" "$2"
 }
 status=0
 declare -A unc
@@ -77,9 +82,7 @@ fi
 # the tsc source (offset policy, a-mode fold at each switch), where the
 # host reports emulated instructions.
 kemul_counted() {
-	"$vmm" stat -v --timeout 200 -e cycles -- "$prog" loop yield "$1" \
-		2>&1 >/dev/null |
-		awk '/kvm insn_emulation / {s += $NF} END {if (NR) print s}'
+	insn_emulation stat -v --timeout 200 -e cycles -- "$prog" loop yield "$1"
 }
 if [ -n "${unc[yield]:-}" ]; then
 	ca=$(kemul_counted 0) cb=$(kemul_counted $K)
