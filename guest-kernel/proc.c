@@ -297,6 +297,7 @@ s64 sys_execve(u64 upath, u64 uargv, u64 uenvp, u64 a3, u64 a4, u64 a5)
 	t->fs_base = 0;
 	wrmsr(0xc0000100, 0);
 	t->clear_child_tid = 0;
+	t->altstack_size = 0;
 	memset(t->icache, 0, sizeof(t->icache));
 	fpu_reset(t);
 	exec_frame_init(t->tf, &res);

@@ -118,14 +118,23 @@ void signal_force(int sig)
 	t->sigpending |= SIGBIT(sig);
 }
 
+static bool signal_on_altstack(const struct task *t, u64 sp)
+{
+	return sp - t->altstack_sp <= t->altstack_size;
+}
+
 static int signal_frame_build(struct trapframe *tf, int sig,
 			      struct sigaction_k *sa, u64 oldmask)
 {
 	struct task *t = current_task();
 	struct rt_sigframe fr;
-	u64 fp, frame;
+	u64 fp, frame, sp = tf->rsp;
 
-	fp = ((tf->rsp - 128 - 512) & ~63ull);	/* below the red zone */
+
+	if ((sa->flags & SA_ONSTACK) && t->altstack_size &&
+	    !signal_on_altstack(t, sp))
+		sp = t->altstack_sp + t->altstack_size;
+	fp = ((sp - 128 - 512) & ~63ull);	/* below the red zone */
 	frame = ((fp - sizeof(fr)) & ~15ull) - 8;
 	if (!user_range_ok(frame, fp + 512 - frame))
 		return -EFAULT;
@@ -348,13 +357,34 @@ s64 sys_tkill(u64 tid, u64 sig, u64 a2, u64 a3, u64 a4, u64 a5)
 	return signal_kill_task(task_find(tid), sig, true, SI_TKILL);
 }
 
+/* stack_t: ss_sp, ss_flags (SS_ONSTACK 1, SS_DISABLE 2), ss_size. */
 s64 sys_sigaltstack(u64 ss, u64 oss, u64 a2, u64 a3, u64 a4, u64 a5)
 {
-	u64 disabled[3] = { 0, 2, 0 };		/* SS_DISABLE */
+	struct task *t = current_task();
+	bool on = t->altstack_size && signal_on_altstack(t, t->tf->rsp);
+	u64 cur[3] = { t->altstack_sp, on ? 1 : t->altstack_size ? 0 : 2,
+		       t->altstack_size }, want[3];
 
-	(void)ss, (void)a2, (void)a3, (void)a4, (void)a5;
-	if (oss && (!user_range_ok(oss, 24) ||
-		    copy_to_user((void *)oss, disabled, 24)))
+	(void)a2, (void)a3, (void)a4, (void)a5;
+	if (ss && (!user_range_ok(ss, 24) ||
+		   copy_from_user(want, (void *)ss, 24)))
 		return -EFAULT;
+	if (oss && (!user_range_ok(oss, 24) ||
+		    copy_to_user((void *)oss, cur, 24)))
+		return -EFAULT;
+	if (!ss)
+		return 0;
+	if (on)
+		return -EPERM;
+	if ((u32)want[1] & 2) {
+		t->altstack_sp = t->altstack_size = 0;
+		return 0;
+	}
+	if ((u32)want[1] & ~(u32)0x80000000u)	/* only SS_AUTODISARM */
+		return -EINVAL;
+	if (want[2] < 2048)			/* MINSIGSTKSZ */
+		return -ENOMEM;
+	t->altstack_sp = want[0];
+	t->altstack_size = want[2];
 	return 0;
 }

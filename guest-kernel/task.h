@@ -97,6 +97,7 @@ struct task {
 	u64 fault_addr;			/* cr2 of the last user fault */
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */
+	u64 altstack_sp, altstack_size;	/* sigaltstack(), size 0: none */
 	char comm[16];
 	u64 xstate_pa;			/* XSAVE area (fpu.c), or 0 */
 	struct cpu *fpu_cpu;		/* whose registers hold its state */
