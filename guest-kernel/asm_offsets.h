@@ -9,12 +9,11 @@
 #define KSTACK_SIZE_ASM		16384
 #define TASK_CPU		16
 #define TASK_PROC		32
-#define TASK_STEP_RIP		40
-#define TASK_ICACHE		48	/* struct step_icache[STEP_ICACHE] */
+#define TASK_ICACHE		40	/* struct step_icache[STEP_ICACHE] */
 #define STEP_ICACHE		256
-#define TASK_TID		4144	/* after icache[] */
-#define TASK_SIGMASK		4216
-#define TASK_SIGPENDING		4240
+#define TASK_TID		4136	/* after icache[] */
+#define TASK_SIGMASK		4208
+#define TASK_SIGPENDING		4232
 #define PROC_PID		0
 #define PROC_SIGPENDING		80
 #define CPU_RTU			20	/* struct cpu's rtu_word */
@@ -35,6 +34,9 @@
 #define VP_STEP_COUNT_BRANCHES	2072
 #define VP_STEP_DL_INSNS	2088
 #define VP_STEP_DL_BRANCHES	2104
+#define VP_STEP_RIP		2120
+#define PV_BP_PORT_ASM		0xf5	/* uapi/hypercall.h PV_BP_PORT */
+#define PV_PF_ERR_STEP_ASM	0x8000	/* and PV_PF_ERR_STEP */
 
 /* struct trapframe */
 #define TF_RAX			112

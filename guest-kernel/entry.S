@@ -58,6 +58,8 @@ vec = 0
 	jmp	page_fault_entry
 	.elseif vec == 1
 	jmp	debug_entry
+	.elseif vec == 3
+	jmp	bp_entry
 	.elseif vec == 8 || vec == 10 || vec == 11 || vec == 12 || vec == 13 || vec == 17 || vec == 21 || vec == 29 || vec == 30
 	pushq	$vec
 	jmp	trap_common
@@ -111,7 +113,7 @@ debug_entry:
 	jz	8f
 	testb	$1, VP_STEP_ENABLE(%rcx)
 	jz	8f
-	mov	TASK_STEP_RIP(%rax), %rdx	/* the instruction that retired */
+	mov	VP_STEP_RIP(%rcx), %rdx		/* the instruction that retired */
 	cmp	24(%rsp), %rdx			/* unchanged RIP: C decides */
 	je	8f
 	testb	$2, VP_STEP_ENABLE(%rcx)
@@ -138,7 +140,7 @@ debug_entry:
 	je	6f
 	mov	%rdx, VP_STEP_COUNT_INSNS(%rcx)
 	mov	24(%rsp), %rdx
-	mov	%rdx, TASK_STEP_RIP(%rax)
+	mov	%rdx, VP_STEP_RIP(%rcx)
 	lock incq	kstat + 8			/* #DB, on the fast path only:
 						 * the slow ones count below */
 	pop	%rdx
@@ -150,7 +152,7 @@ debug_entry:
 6:	testb	$2, VP_STEP_ENABLE(%rcx)
 	jz	8f
 	push	%rbx
-	mov	TASK_STEP_RIP(%rax), %rdx
+	mov	VP_STEP_RIP(%rcx), %rdx
 	mov	%rdx, %rbx
 	and	$(STEP_ICACHE - 1), %rbx
 	shl	$4, %rbx
@@ -164,6 +166,28 @@ debug_entry:
 	pop	%rax
 9:	pushq	$0
 	pushq	$1
+	jmp	trap_common
+
+/*
+ * #BP.  The VMM looks first (PV_BP_PORT): the step source ends each basic
+ * block with an int3 whose branch the VMM emulates, so the common case is
+ * these six instructions and the out's exit, with rax saved where the VMM
+ * reads it.  eax says what else: 1 the #BP goes on as a trap (the
+ * program's own int3, or kernel mode), 2 the branch faulted: a #PF.
+ */
+bp_entry:
+	push	%rax
+	out	%al, $PV_BP_PORT_ASM
+	cmp	$1, %eax
+	pop	%rax
+	jb	1f
+	ja	3f
+	pushq	$0
+	pushq	$3
+	jmp	trap_common
+1:	iretq
+3:	pushq	$PV_PF_ERR_STEP_ASM
+	pushq	$14
 	jmp	trap_common
 
 /*

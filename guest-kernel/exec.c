@@ -50,6 +50,20 @@ static int elf_validate(const u8 *img, u64 size, const struct elf64_ehdr **out)
 }
 
 /*
+ * A read-only segment's first or last page, mapped in place as Linux maps
+ * it: with the file bytes around the segment in that page, so long as they
+ * are the file's own and no zero-filled tail (p_memsz > p_filesz) must
+ * show there.  Text pages so stay in the initramfs, where the step source
+ * may end basic blocks with an int3 (vmm/core/step_block.c).
+ */
+static bool elf_page_borrowable(const u8 *img, u64 size,
+				const struct elf64_phdr *ph, u64 file_pa)
+{
+	return ph->p_memsz == ph->p_filesz && file_pa >= V2P(img) &&
+	       file_pa + PAGE_SIZE <= V2P(img) + size;
+}
+
+/*
  * Map one PT_LOAD.  Read-only pages whose file bytes are page-aligned in
  * the initramfs are mapped in place (borrowed); the rest are fresh pages
  * filled by the VMM (PV_HC_COPY runs natively).
@@ -79,8 +93,9 @@ static int elf_map_segment(struct mm *mm, const u8 *img, u64 size,
 
 		if (!pte || huge)
 			return -ENOMEM;
-		if (!(prot & PROT_WRITE) && whole && !(*pte & PTE_P) &&
-		    !(file_pa & (PAGE_SIZE - 1))) {
+		if (!(prot & PROT_WRITE) && !(*pte & PTE_P) &&
+		    !(file_pa & (PAGE_SIZE - 1)) &&
+		    (whole || elf_page_borrowable(img, size, ph, file_pa))) {
 			*pte = file_pa | flags | PTE_BORROWED;
 			continue;
 		}

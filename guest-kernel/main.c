@@ -130,7 +130,10 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	kcopy_native = bp->host_kind == PV_HOST_STANDARD;
 	mm_tlb_init(kcopy_native && bp->ncpus > 1);
 	ktrace = bp->flags & PV_BOOT_TRACE;
-	syscall_slow = ktrace || mm_tlb_ipi_on;
+	/* Counting by blocks, every entry from user mode counts what ran
+	 * untraced before it (kpmu_user_entry()), so no fast path. */
+	syscall_slow = ktrace || mm_tlb_ipi_on ||
+		       boot_params->source_id == PV_VPMU_SOURCE_STEP;
 	syscall_init();
 	sched_rtu_update();
 	kstat_init(bp);

@@ -17,8 +17,6 @@
 #include "x86_decode.h"
 
 _Static_assert(__builtin_offsetof(struct task, cpu) == TASK_CPU, "asm");
-_Static_assert(__builtin_offsetof(struct task, step_rip) == TASK_STEP_RIP,
-	       "asm");
 _Static_assert(__builtin_offsetof(struct task, icache) == TASK_ICACHE, "asm");
 _Static_assert(__builtin_offsetof(struct cpu, vpage) == CPU_VPAGE, "asm");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.enable) ==
@@ -35,6 +33,10 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
 				  step.deadline[PV_STEP_USER_BRANCHES]) ==
 	       VP_STEP_DL_BRANCHES, "asm");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.rip) ==
+	       VP_STEP_RIP, "asm");
+_Static_assert(PV_BP_PORT == PV_BP_PORT_ASM, "asm");
+_Static_assert(PV_PF_ERR_STEP == PV_PF_ERR_STEP_ASM, "asm");
 
 #define MASK48			PV_VPMU_MASK
 
@@ -221,15 +223,32 @@ void kpmu_task_free(struct task *t)
 
 /* ---- the step source: exact user instructions by single-stepping ---- */
 
+/*
+ * Counting by blocks, user code runs untraced to the int3 the VMM puts at
+ * the end of its basic block; single-stepped (TF) where the VMM says so: a
+ * block it cannot end with a trap, or an overflow point inside it.
+ */
 void kpmu_user_return(struct task *t, struct trapframe *tf)
 {
-	const struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
+	struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
 
-	if (vp && vp->step.enable)
-		tf->rflags |= RFLAGS_TF;
-	else
+	if (!vp || !vp->step.enable) {
 		tf->rflags &= ~RFLAGS_TF;
-	t->step_rip = tf->rip;
+		return;
+	}
+	vp->step.rip = tf->rip;
+	if ((vp->step.enable & PV_STEP_BLOCKS) &&
+	    hcall(PV_HC_STEP_ARM, tf->rip, 0, 0) == 0)
+		tf->rflags &= ~RFLAGS_TF;
+	else
+		tf->rflags |= RFLAGS_TF;
+}
+
+void kpmu_step_entry(struct pv_vpmu_vcpu_page *vp, u64 to)
+{
+	if (vp->step.rip != to)
+		hcall(PV_HC_STEP_ACCOUNT, vp->step.rip, to, 0);
+	vp->step.rip = to;
 }
 
 /* Read the instruction at a user address (15 bytes at most, less at the
@@ -281,7 +300,7 @@ static u64 insn_flags(struct task *t, u64 rip)
  * The slow path of a single-step #DB from user mode (entry.S handles the
  * common case without leaving assembly): cache misses, rep iterations and
  * overflow deadlines.  The instruction that just retired began at
- * t->step_rip, the RIP of the previous return to user mode.
+ * vp->step.rip, the RIP of the previous return to user mode.
  */
 bool kpmu_debug_trap(struct trapframe *tf)
 {
@@ -292,11 +311,11 @@ bool kpmu_debug_trap(struct trapframe *tf)
 		return false;			/* not ours: SIGTRAP */
 	/* RIP unchanged: a rep string iteration (retires once, at the end)
 	 * or a jump to itself (retires every time). */
-	if (tf->rip == t->step_rip &&
+	if (tf->rip == vp->step.rip &&
 	    (insn_flags(t, tf->rip) & ICACHE_REP_STRING))
 		return true;
 	if ((vp->step.enable & 2) &&
-	    (insn_flags(t, t->step_rip) & ICACHE_BRANCH))
+	    (insn_flags(t, vp->step.rip) & ICACHE_BRANCH))
 		step_count(vp, PV_STEP_USER_BRANCHES);
 	step_count(vp, PV_STEP_USER_INSNS);
 	return true;

@@ -45,6 +45,18 @@ static inline void kpmu_count_trap_insn(struct pv_vpmu_vcpu_page *vp)
 	if (__builtin_expect(kpmu_step_on(vp), 0))
 		kpmu_step_count_insn(vp);
 }
+/*
+ * A kernel entry from user mode before the instruction at `to` (a fault,
+ * an interrupt, or a system call's own instruction): counting by blocks,
+ * the instructions user code ran untraced since step.rip are counted now
+ * (kpmu_step_entry()), before anything reads or folds the counts.
+ */
+void kpmu_step_entry(struct pv_vpmu_vcpu_page *vp, u64 to);
+static inline void kpmu_user_entry(struct pv_vpmu_vcpu_page *vp, u64 to)
+{
+	if (__builtin_expect(vp->step.enable & PV_STEP_BLOCKS, 0))
+		kpmu_step_entry(vp, to);
+}
 bool kpmu_debug_trap(struct trapframe *tf);
 uint64_t kpmu_sample_start(int idx);
 void kpmu_rearm(int idx, uint64_t period);

@@ -67,7 +67,6 @@ struct task {
 	struct cpu *cpu;		/* where it runs or last ran */
 	struct mm *mm;
 	struct proc *proc;
-	u64 step_rip;			/* user RIP at the last return (step) */
 	struct step_icache icache[STEP_ICACHE];
 	int tid;
 	int state;			/* enum task_state */

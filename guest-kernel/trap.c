@@ -128,11 +128,16 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	if (v == VEC_INT80 && (tf->cs & 3) == 3) {
 		/* Standard KVM: the DPL 3 gate, RIP already past `cd 80`. */
 		bkl_lock();
+		kpmu_user_entry(t->cpu->vpage, tf->rip - 2);
 		kpmu_count_trap_insn(t->cpu->vpage);
 		syscall_i386(tf);
 		return_to_user(tf);
 		return;
 	}
+	/* Before the instruction at RIP: an interrupt, a fault, #BP's
+	 * SIGTRAP (the VMM counted through the int3), int $0x80 as #UD. */
+	if ((tf->cs & 3) == 3 && v != 1)
+		kpmu_user_entry(t->cpu->vpage, tf->rip);
 	if (v >= 32) {
 		trap_irq(tf);
 		return;
@@ -171,7 +176,9 @@ __attribute__((used)) void trap(struct trapframe *tf)
 		return;
 	}
 	sig = vec_signal[v] ? vec_signal[v] : SIGSEGV;
-	t->fault_addr = v == 14 ? read_cr2() : tf->rip;
+	t->fault_addr = v != 14 ? tf->rip :
+			(tf->error & PV_PF_ERR_STEP) ? t->cpu->vpage->step.fault_addr :
+			read_cr2();
 	t->sig_code[sig - 1] = v == 14 ? 1 : 0;	/* SEGV_MAPERR */
 	t->sig_value[sig - 1] = t->fault_addr;
 	if (t->proc->sig[sig].handler <= 1)

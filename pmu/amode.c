@@ -184,6 +184,8 @@ static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
 			step |= 1 | ((mask & (1u << PV_STEP_USER_BRANCHES)) ? 2 : 0);
 	}
 	/* The guest kernel steps only while some counter needs it. */
+	if (step && pmu->step_blocks)
+		step |= PV_STEP_BLOCKS;
 	p->step.enable = step;
 }
 

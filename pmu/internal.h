@@ -56,6 +56,7 @@ struct pmu {
 	uint64_t tsc_khz;
 	unsigned int nr_vcpus;
 	struct pmu_vcpu *vcpus;
+	bool step_blocks;		/* pmu_set_step_blocks() */
 };
 
 static inline uint64_t pmu_status_bit(unsigned int idx)

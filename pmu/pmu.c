@@ -222,6 +222,16 @@ void pmu_vcpu_set_page(struct pmu_vcpu *v, struct pv_vpmu_vcpu_page *page)
 	pmu_vcpu_publish(v);
 }
 
+struct pv_vpmu_vcpu_page *pmu_vcpu_page(struct pmu_vcpu *v)
+{
+	return v->page;
+}
+
+void pmu_set_step_blocks(struct pmu *pmu, bool on)
+{
+	pmu->step_blocks = on;
+}
+
 int pmu_thread_switch(struct pmu_vcpu *v, struct pv_vpmu_thread_page *out,
 		      struct pv_vpmu_thread_page *in)
 {

@@ -194,6 +194,14 @@ bool pmu_vcpu_timer_deadline(struct pmu_vcpu *v, uint64_t *tsc);
  * call with NULL).
  */
 void pmu_vcpu_set_page(struct pmu_vcpu *v, struct pv_vpmu_vcpu_page *page);
+/* The page registered for v, NULL before. */
+struct pv_vpmu_vcpu_page *pmu_vcpu_page(struct pmu_vcpu *v);
+/*
+ * The step source counts user code by basic blocks (PV_STEP_BLOCKS in the
+ * pages' step.enable), which the VMM must then serve (PV_BP_PORT,
+ * PV_HC_STEP_*), instead of one single-step trap per instruction.
+ */
+void pmu_set_step_blocks(struct pmu *pmu, bool on);
 
 /*
  * PV_HC_PMU_SWITCH: guest thread switch, `out` suspended and `in` resumed

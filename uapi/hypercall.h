@@ -21,6 +21,18 @@
 #define PV_UAPI_HYPERCALL_H
 
 #define PV_HC_PORT		0x510
+/*
+ * The guest kernel's #BP entry: `out %al, $PV_BP_PORT` with the rax of
+ * what was interrupted pushed just below the iret frame.  The VMM emulates
+ * the branch under an int3 it placed (the step source's blocks, see
+ * vmm/core/step_block.c) and sets eax: 0 done, return to user mode; 1 not
+ * its int3, the #BP goes on as a trap; 2 the branch faults (the frame's
+ * RIP is rewound to it, the address is in the vCPU page's
+ * step.fault_addr): a #PF, with PV_PF_ERR_STEP in the error code.  An
+ * 8-bit port, so the entry needs no register for it.
+ */
+#define PV_BP_PORT		0xf5
+#define PV_PF_ERR_STEP		(1u << 15)
 #define PV_COM1_PORT		0x3f8
 
 enum pv_hypercall {

@@ -222,6 +222,20 @@ enum pv_vpmu_hypercall {
 	 * its deadline (zero-skid overflow).  -> 0.
 	 */
 	PV_HC_PMU_POLL = 34,
+	/*
+	 * (rip): the step source counts by blocks (PV_STEP_BLOCKS) and user
+	 * code resumes at rip: end its basic block with an int3.  -> 0 to
+	 * run it untraced, 1 to single-step it (a block the VMM cannot end
+	 * with a trap, or an overflow point inside it).
+	 */
+	PV_HC_STEP_ARM = 35,
+	/*
+	 * (from, to): user code ran straight from `from` to a kernel entry
+	 * before the instruction at `to`: count the instructions between.
+	 * -> their number, or -EINVAL when no straight run of instructions
+	 * leads from one to the other.
+	 */
+	PV_HC_STEP_ACCOUNT = 36,
 	PV_HC_PMU_NR
 };
 
@@ -299,8 +313,9 @@ enum pv_vpmu_step_slot {
  * page stays read-mostly.
  */
 struct pv_vpmu_step {
-	/* VMM, at resume: bit 0 = single-step user code and count
-	 * instructions; bit 1 = also classify branches. */
+	/* VMM, at resume: bit 0 = count user instructions (by single-
+	 * stepping, or by blocks with bit 2); bit 1 = also count branches;
+	 * bit 2 (PV_STEP_BLOCKS) = a basic block per trap, see `rip`. */
 	uint32_t enable;
 	uint32_t reserved;
 	/*
@@ -316,7 +331,21 @@ struct pv_vpmu_step {
 	 * so that an overflow is seen exactly at its count.
 	 */
 	uint64_t deadline[PV_STEP_SLOTS];
+	/*
+	 * Where the user instruction that retires next began: the kernel at
+	 * each return to user mode and each single-step #DB, the VMM at each
+	 * block trap.  With PV_STEP_BLOCKS, user code runs untraced from here
+	 * to the end of its basic block, where the VMM has put an int3
+	 * (PV_BP_PORT); a kernel entry before then counts the instructions
+	 * from here to the entry (PV_HC_STEP_ACCOUNT).
+	 */
+	uint64_t rip;
+	/* VMM: the user address on which the branch it emulated at a block's
+	 * end faulted (PV_BP_PORT's eax = 2). */
+	uint64_t fault_addr;
 };
+
+#define PV_STEP_BLOCKS	4	/* step.enable bit */
 
 #define PV_VPMU_CTR_SLOTS	8	/* 7 used; 8 keeps the array 256 bytes */
 #define PV_VPMU_STEP_OFFSET	2048
@@ -355,11 +384,11 @@ struct pv_vpmu_vcpu_page {
 	uint64_t steal_ns;
 	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 72 - 32 * PV_VPMU_CTR_SLOTS];
 	struct pv_vpmu_step step;
-	uint8_t reserved2[4096 - PV_VPMU_STEP_OFFSET - 72];
+	uint8_t reserved2[4096 - PV_VPMU_STEP_OFFSET - 88];
 };
 
 _Static_assert(sizeof(struct pv_vpmu_counter) == 32, "vpmu counter size");
-_Static_assert(sizeof(struct pv_vpmu_step) == 72, "vpmu step size");
+_Static_assert(sizeof(struct pv_vpmu_step) == 88, "vpmu step size");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, tsc_khz) == 32,
 	       "vcpu page layout");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, ctr) == 64,

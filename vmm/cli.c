@@ -27,6 +27,7 @@ enum {
 	OPT_JSON,
 	OPT_FORMAT,
 	OPT_HOST,
+	OPT_STEP_MODE,
 };
 
 static const struct option run_options[] = {
@@ -40,6 +41,7 @@ static const struct option run_options[] = {
 	{ "report-fd", required_argument, NULL, OPT_REPORT_FD },
 	{ "source", required_argument, NULL, OPT_SOURCE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "step-mode", required_argument, NULL, OPT_STEP_MODE },
 	{ "event", required_argument, NULL, 'e' },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "breakdown", no_argument, NULL, OPT_BREAKDOWN },
@@ -60,7 +62,7 @@ static const char run_usage[] =
 	"[--env K=V]...\n"
 	"               [--kernel FILE] [--timeout SECONDS] [--source tsc|step|perf]\n"
 	"               [--policy NAME] [--host auto|pvm|standard]\n"
-	"               [-v] [--] PROGRAM [ARGS...]\n";
+	"               [--step-mode block|single] [-v] [--] PROGRAM [ARGS...]\n";
 
 enum cli_mode { CLI_RUN, CLI_STAT, CLI_RECORD };
 
@@ -387,6 +389,16 @@ static int cli_run_opt(struct vmm_config *cfg, int c, char *err,
 		return 0;
 	case OPT_SOURCE:
 		cfg->source = optarg;
+		return 0;
+	case OPT_STEP_MODE:
+		/* How the step source traps user code: a basic block per
+		 * trap (the default) or every instruction (TF). */
+		if (strcmp(optarg, "block") && strcmp(optarg, "single")) {
+			snprintf(err, errlen, "--step-mode: '%s' is not block "
+				 "or single", optarg);
+			return -1;
+		}
+		cfg->step_single = !strcmp(optarg, "single");
 		return 0;
 	case OPT_POLICY:
 		if (cli_check_policy(optarg, err, errlen))

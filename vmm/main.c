@@ -31,6 +31,7 @@
 #include "profile.h"
 #include "record.h"
 #include "stat_report.h"
+#include "step_block.h"
 #include "vm.h"
 #include "vpmu.h"
 
@@ -164,6 +165,14 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 	    vm_vcpus_create(&vm, lay.entry)) {
 		vmm_error(NULL, vm.stop_msg);
 		goto out;
+	}
+	if (!strcmp(cfg->source, "step") && !cfg->step_single) {
+		vm.blocks = step_blocks_create(lay.initrd_phys, lay.initrd_size);
+		if (!vm.blocks) {
+			vmm_error(NULL, "out of memory");
+			goto out;
+		}
+		pmu_set_step_blocks(vm.pmu, true);
 	}
 	cpio_writer_free(&initrd);
 	status = run_vm_tool(cfg, &vm, stat, prof, &obs);

@@ -60,6 +60,7 @@ struct vmm_config {
 	int verbose;			/* -v, -vv */
 	const char *source;		/* pmu event source: tsc, step, perf */
 	const char *policy;		/* pmu policy: offset, saverestore, raw */
+	bool step_single;		/* --step-mode single: TF, no blocks */
 	double timeout;			/* seconds; 0 = none */
 	const char *host;		/* --host: auto, pvm, standard */
 	int report_fd;			/* vmm bench: resource report */

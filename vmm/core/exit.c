@@ -70,6 +70,8 @@ enum exit_result exit_handle_io(struct vcpu *v)
 	data = (uint8_t *)run + run->io.data_offset;
 	if (run->io.port == PV_HC_PORT && run->io.direction == KVM_EXIT_IO_OUT)
 		return hypercall_dispatch(v);
+	if (run->io.port == PV_BP_PORT && run->io.direction == KVM_EXIT_IO_OUT)
+		return EXIT_RESUME;	/* step_block_exit() answered */
 	if (run->io.port == PV_COM1_PORT && run->io.direction == KVM_EXIT_IO_OUT) {
 		for (uint32_t i = 0; i < bytes; i += run->io.size)
 			serial_out(v->vm, data[i]);

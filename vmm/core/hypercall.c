@@ -13,6 +13,7 @@
 
 #include "guest_mem.h"
 #include "hypercall.h"
+#include "step_block.h"
 #include "kstat.h"
 #include "layout.h"
 #include "stat.h"
@@ -108,6 +109,7 @@ static int64_t hc_copy(struct vcpu *v, uint64_t dst, uint64_t src,
 	if (!d || !s)
 		return -EFAULT;
 	memmove(d, s, len);
+	step_blocks_clean_copy(v->vm->blocks, d, src, len);
 	return 0;
 }
 
@@ -177,6 +179,8 @@ static int64_t hc_memcpy(struct vcpu *v, uint64_t dst, uint64_t src,
 		if (!d || !s)
 			return -EFAULT;
 		memmove(d, s, n);
+		step_blocks_clean_copy(v->vm->blocks, d,
+				       (uint64_t)(s - v->vm->mem), n);
 		dst += n;
 		src += n;
 		len -= n;

@@ -20,6 +20,7 @@
 #include "hypercall.h"
 #include "layout.h"
 #include "vcpu.h"
+#include "step_block.h"
 #include "vcpu_pmu.h"
 #include "x86_decode.h"
 
@@ -426,6 +427,14 @@ void vcpu_pmu_after_run(struct vcpu *v)
 	case KVM_EXIT_IO:
 		why = run->io.port == PV_HC_PORT ? PMU_EXIT_HYPERCALL
 						  : PMU_EXIT_IO;
+		/* A block trap is part of the program's run, like a
+		 * single-step #DB: pmu/ does not see it (no fold, no page
+		 * republished under a reader), unless it reached an
+		 * overflow point. */
+		if (step_block_exit(v)) {
+			v->pmu.kstep_quiet = true;
+			return;
+		}
 		break;
 	case KVM_EXIT_MMIO:
 		why = PMU_EXIT_MMIO;
@@ -470,6 +479,10 @@ int64_t vcpu_pmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a,
 		return pmu_thread_switch(v->pmu.pv, out, in);
 	case PV_HC_PMU_POLL:
 		return 0;
+	case PV_HC_STEP_ARM:
+		return step_block_arm(v, a);
+	case PV_HC_STEP_ACCOUNT:
+		return v->pmu.step_account;	/* step_block_exit() counted */
 	default:
 		return -ENOSYS;
 	}

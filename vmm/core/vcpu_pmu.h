@@ -33,6 +33,7 @@ struct vcpu_pmu {
 	bool kstep_quiet;		/* the last exit was a step pmu/ skipped */
 	bool kstep_failed;		/* KVM refused single-stepping */
 	uint64_t kstep_rip;
+	int64_t step_account;		/* PV_HC_STEP_ACCOUNT's result */
 };
 
 /* The VM's virtual PMU: the pmu/ library plus what needs KVM. */

@@ -15,6 +15,7 @@
 #include "host.h"
 #include "kvm_stats.h"
 #include "layout.h"
+#include "step_block.h"
 #include "vcpu.h"
 #include "vm.h"
 #include "vcpu_pmu.h"
@@ -241,6 +242,8 @@ void vm_destroy(struct vm *vm)
 		vcpu_destroy(&vm->vcpus[i]);
 	free(vm->vcpus);
 	vcpu_pmu_vm_destroy(vm);
+	step_blocks_destroy(vm->blocks);
+	vm->blocks = NULL;
 	if (vm->mem)
 		munmap(vm->mem, vm->mem_size);
 	if (vm->fd >= 0)
@@ -316,6 +319,22 @@ static void vm_stats_print(struct vm *vm)
 						(unsigned long long)vals[k]);
 		free(vals);
 		kvm_stats_close(&st);
+	}
+	if (vm->blocks) {
+		struct step_blocks_stats bs;
+
+		step_blocks_stats(vm->blocks, &bs);
+		fprintf(stderr, "vmm: step blocks: %llu traps, %llu returns to "
+			"user mode (%llu single-stepped), %llu partial blocks, "
+			"%llu inconsistent; %llu int3s in %llu pages, %llu KiB\n",
+			(unsigned long long)bs.traps,
+			(unsigned long long)bs.arms,
+			(unsigned long long)bs.arms_stepped,
+			(unsigned long long)bs.accounts,
+			(unsigned long long)bs.inconsistent,
+			(unsigned long long)bs.patches,
+			(unsigned long long)bs.frames,
+			(unsigned long long)(bs.bytes >> 10));
 	}
 }
 

@@ -17,6 +17,7 @@ struct pmu;
 struct pmu_vcpu;
 struct pv_sample;
 struct pv_stat_record;
+struct step_blocks;
 struct vm;
 
 /*
@@ -75,6 +76,7 @@ struct vm {
 	uint32_t host_kind;		/* enum pv_host_kind */
 	atomic_int kstep_vcpus;		/* vCPUs whose kernel code KVM steps */
 	struct pmu *pmu;
+	struct step_blocks *blocks;	/* step source by blocks, or NULL */
 	bool steal_time;		/* KVM offers the steal-time MSR */
 	const struct vm_observer *observer;	/* the tool watching, or NULL */
 	uint64_t kstat_gpa;		/* struct pv_kstat (PV_HC_KSTAT), or 0 */

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Counting user instructions a basic block per trap (see step_block.h).
+ *
+ * On kvm_pvm only TF and int3 stop CPL3 code (DEBUGCTL.BTF, DR0-DR3 and
+ * KVM's guest debugging do not), and every guest-kernel instruction is
+ * emulated, so the work is done here, in native host code:
+ *   - where user code resumes (PV_HC_STEP_ARM, and after each trap), walk
+ *     the straight-line code to the first branch and put an int3 on it;
+ *   - at that int3 (PV_BP_PORT), count the instructions from step.rip to
+ *     it, emulate the branch, and do the same for the block it leads to;
+ *   - at any other kernel entry from user mode (PV_HC_STEP_ACCOUNT), count
+ *     the instructions from step.rip to the entry.
+ * An int3 stays once placed: a block's end is its end for every thread
+ * and process that maps the page, so nothing is undone on any switch.
+ * What counts as one instruction and one branch is what single-stepping
+ * counts (x86_classify()): a rep string instruction runs natively to its
+ * end and counts once, as it does stepped.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest_mem.h"
+#include "hypercall.h"
+#include "layout.h"
+#include "pmu.h"
+#include "step_block.h"
+#include "vcpu.h"
+#include "vpmu.h"
+#include "x86_decode.h"
+#include "x86_insn.h"
+
+#define INT3		0xcc
+#define BLOCK_MAX	4096	/* longer straight runs are single-stepped */
+#define RFLAGS_TF	0x100ull
+
+/* The program's bytes under our int3s in one 4 KiB page. */
+struct patch_frame {
+	uint64_t gfn;
+	uint64_t mask[64];	/* bit i: byte i holds our int3 */
+	uint8_t orig[4096];
+};
+
+struct step_blocks {
+	pthread_mutex_t lock;		/* the table and guest code bytes */
+	uint64_t code_lo, code_hi;
+	struct patch_frame **slot;	/* open addressing on gfn */
+	size_t nslots;
+	struct step_blocks_stats st;
+};
+
+/* The #BP entry's stack at the out: rax, then the iret frame. */
+struct bp_frame {
+	uint64_t rax, rip, cs, rflags, rsp, ss;
+};
+
+/* What one trap or hypercall works on: the vCPU's view of the guest. */
+struct blk_ctx {
+	struct step_blocks *b;
+	struct vm *vm;
+	uint64_t cr3;
+	struct pv_vpmu_vcpu_page *vp;	/* NULL before the kernel set it */
+};
+
+/*
+ * A block here is a trace: straight-line code and the direct jumps and
+ * calls in it (their targets are in the code), up to the first branch
+ * whose target is not: a jcc, ret, indirect jump or call, loop.
+ */
+struct block {
+	uint64_t end;		/* the branch that ends it */
+	uint32_t ninsns;	/* instructions, the branch included */
+	uint32_t nbranches;	/* branches, the end included */
+	struct x86_insn insn;	/* the branch */
+	enum x86_branch br;
+};
+
+struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len)
+{
+	struct step_blocks *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->nslots = 256;
+	b->slot = calloc(b->nslots, sizeof(*b->slot));
+	if (!b->slot) {
+		free(b);
+		return NULL;
+	}
+	pthread_mutex_init(&b->lock, NULL);
+	b->code_lo = code_gpa;
+	b->code_hi = code_gpa + code_len;
+	return b;
+}
+
+void step_blocks_destroy(struct step_blocks *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->nslots; i++)
+		free(b->slot[i]);
+	free(b->slot);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+void step_blocks_stats(struct step_blocks *b, struct step_blocks_stats *out)
+{
+	pthread_mutex_lock(&b->lock);
+	*out = b->st;
+	pthread_mutex_unlock(&b->lock);
+}
+
+static size_t frame_hash(const struct step_blocks *b, uint64_t gfn)
+{
+	return (size_t)(gfn * 0x9e3779b97f4a7c15ull >> 20) & (b->nslots - 1);
+}
+
+static struct patch_frame *frame_find(const struct step_blocks *b,
+				      uint64_t gfn)
+{
+	for (size_t i = frame_hash(b, gfn);; i = (i + 1) & (b->nslots - 1)) {
+		if (!b->slot[i] || b->slot[i]->gfn == gfn)
+			return b->slot[i];
+	}
+}
+
+/* The table stays at most half full, so a probe always ends. */
+static int frame_grow(struct step_blocks *b)
+{
+	struct patch_frame **old = b->slot;
+	size_t n = b->nslots;
+
+	b->slot = calloc(2 * n, sizeof(*b->slot));
+	if (!b->slot) {
+		b->slot = old;
+		return -ENOMEM;
+	}
+	b->nslots = 2 * n;
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (!old[i])
+			continue;
+		for (j = frame_hash(b, old[i]->gfn); b->slot[j];
+		     j = (j + 1) & (b->nslots - 1))
+			;
+		b->slot[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static struct patch_frame *frame_get(struct step_blocks *b, uint64_t gfn)
+{
+	struct patch_frame *f = frame_find(b, gfn);
+	size_t i;
+
+	if (f)
+		return f;
+	if (2 * (b->st.frames + 1) > b->nslots && frame_grow(b))
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->gfn = gfn;
+	for (i = frame_hash(b, gfn); b->slot[i]; i = (i + 1) & (b->nslots - 1))
+		;
+	b->slot[i] = f;
+	b->st.frames++;
+	b->st.bytes += sizeof(*f);
+	return f;
+}
+
+static bool frame_patched(const struct patch_frame *f, unsigned int off)
+{
+	return f && (f->mask[off / 64] >> (off % 64) & 1);
+}
+
+static bool gpa_patched(const struct step_blocks *b, uint64_t gpa)
+{
+	return frame_patched(frame_find(b, gpa >> 12), gpa & 4095);
+}
+
+/* Up to len bytes of user code at va as the program has them (our int3s
+ * undone); fewer where a page is not readable. */
+static size_t code_read(const struct blk_ctx *c, uint64_t va, uint8_t *buf,
+			size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		uint64_t a = va + done, gpa;
+		size_t n = 4096 - (a & 4095);
+		const struct patch_frame *f;
+		const uint8_t *p;
+
+		if (n > len - done)
+			n = len - done;
+		if (gva_to_gpa(c->vm, c->cr3, a, GVA_READ, &gpa))
+			break;
+		p = vm_gpa_to_hva(c->vm, gpa, n);
+		if (!p)
+			break;
+		memcpy(buf + done, p, n);
+		f = frame_find(c->b, gpa >> 12);
+		for (size_t i = 0; f && i < n; i++)
+			if (frame_patched(f, (gpa & 4095) + i))
+				buf[done + i] = f->orig[(gpa & 4095) + i];
+		done += n;
+	}
+	return done;
+}
+
+/* A jmp or call whose target the instruction holds. */
+static bool branch_direct(const struct x86_insn *in, enum x86_branch br)
+{
+	return (br == X86_BR_JMP || br == X86_BR_CALL) && !in->opsize;
+}
+
+/*
+ * Walk the trace from va.  Returns 0 at its end (b describes the block),
+ * 1 on reaching stop (b counts what ran before it), -1 where code cannot
+ * be read or decoded, or the trace goes on for more than BLOCK_MAX
+ * instructions without reaching its end or stop.
+ */
+static int block_scan(const struct blk_ctx *c, uint64_t va, uint64_t stop,
+		      struct block *b)
+{
+	uint8_t buf[X86_MAX_INSN_LEN];
+	struct x86_insn_class ic;
+
+	b->ninsns = 0;
+	b->nbranches = 0;
+	for (;;) {
+		size_t got;
+
+		if (stop && va == stop)
+			return 1;
+		if (b->ninsns >= BLOCK_MAX)
+			return -1;
+		got = code_read(c, va, buf, sizeof(buf));
+		if (!got || x86_insn_decode(buf, got, &b->insn) ||
+		    x86_classify(buf, got, &ic))
+			return -1;
+		b->ninsns++;
+		va += b->insn.len;
+		if (!x86_is_branch(ic.branch))
+			continue;
+		b->nbranches++;
+		if (branch_direct(&b->insn, ic.branch)) {
+			va += (uint64_t)b->insn.imm;
+			continue;
+		}
+		b->end = va - b->insn.len;
+		b->br = ic.branch;
+		return 0;
+	}
+}
+
+/* Branches emulate() knows; a block ending in another is single-stepped. */
+static bool branch_emulable(const struct block *b)
+{
+	if (b->insn.opsize)
+		return false;
+	switch (b->br) {
+	case X86_BR_JCC:
+	case X86_BR_JMP:
+	case X86_BR_CALL:
+	case X86_BR_RET:
+	case X86_BR_JMP_IND:
+	case X86_BR_CALL_IND:
+		return true;
+	case X86_BR_LOOP:
+		return !b->insn.addrsize;
+	default:
+		return false;
+	}
+}
+
+static bool cond_holds(uint64_t fl, unsigned int cc)
+{
+	bool cf = fl & 1, pf = fl >> 2 & 1, zf = fl >> 6 & 1, sf = fl >> 7 & 1,
+	     of = fl >> 11 & 1, r;
+
+	switch (cc >> 1) {
+	case 0: r = of; break;
+	case 1: r = cf; break;
+	case 2: r = zf; break;
+	case 3: r = cf || zf; break;
+	case 4: r = sf; break;
+	case 5: r = pf; break;
+	case 6: r = sf != of; break;
+	default: r = zf || sf != of; break;
+	}
+	return (cc & 1) ? !r : r;
+}
+
+/* The general registers as the user has them, in ModRM's order. */
+static void user_gprs(const struct kvm_regs *r, const struct bp_frame *f,
+		      uint64_t g[16])
+{
+	const uint64_t v[16] = {
+		f->rax, r->rcx, r->rdx, r->rbx, f->rsp, r->rbp, r->rsi, r->rdi,
+		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
+	};
+
+	memcpy(g, v, sizeof(v));
+}
+
+/* FF /2 and FF /4: the target, from a register or memory. */
+static int indirect_target(const struct blk_ctx *c, const struct kvm_sregs *s,
+			   const uint64_t g[16], const struct x86_insn *in,
+			   uint64_t next, uint64_t *target, uint64_t *fault)
+{
+	unsigned int mod = in->modrm >> 6, rm = in->modrm & 7;
+	unsigned int rex_b = in->rex & 1, rex_x = in->rex >> 1 & 1;
+	uint64_t ea = (uint64_t)(int64_t)in->disp;
+
+	if (mod == 3) {
+		*target = g[rm | rex_b << 3];
+		return 0;
+	}
+	if (in->has_sib) {
+		unsigned int base = in->sib & 7, index = in->sib >> 3 & 7;
+
+		if (index != 4 || rex_x)
+			ea += g[index | rex_x << 3] << (in->sib >> 6);
+		if (!(base == 5 && mod == 0))
+			ea += g[base | rex_b << 3];
+	} else if (mod == 0 && rm == 5) {
+		ea += next;			/* RIP-relative */
+	} else {
+		ea += g[rm | rex_b << 3];
+	}
+	if (in->addrsize)
+		ea = (uint32_t)ea;
+	if (in->seg == 0x64)
+		ea += s->fs.base;
+	else if (in->seg == 0x65)
+		ea += s->gs.base;
+	if (gva_read(c->vm, c->cr3, target, ea, 8) != 8) {
+		*fault = ea;
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int user_push(const struct blk_ctx *c, struct bp_frame *f,
+		     uint64_t val, uint64_t *fault)
+{
+	if (gva_write(c->vm, c->cr3, f->rsp - 8, &val, 8) != 8) {
+		*fault = f->rsp - 8;
+		return -EFAULT;
+	}
+	f->rsp -= 8;
+	return 0;
+}
+
+/*
+ * Retire the branch b->end as the CPU would: the frame's rip, rsp (call,
+ * ret) and the user's memory and rcx (loop).  -EFAULT with *fault where
+ * the CPU would have faulted; nothing then has changed.
+ */
+static int branch_emulate(const struct blk_ctx *c, struct kvm_regs *r,
+			  const struct kvm_sregs *s, struct bp_frame *f,
+			  const struct block *b, uint64_t *fault)
+{
+	const struct x86_insn *in = &b->insn;
+	uint64_t next = b->end + in->len, rel = next + (uint64_t)in->imm;
+	uint64_t g[16], target = next;
+	bool taken;
+
+	switch (b->br) {
+	case X86_BR_JCC:
+		target = cond_holds(f->rflags, in->opcode & 15) ? rel : next;
+		break;
+	case X86_BR_JMP:
+		target = rel;
+		break;
+	case X86_BR_CALL:
+		if (user_push(c, f, next, fault))
+			return -EFAULT;
+		target = rel;
+		break;
+	case X86_BR_RET:
+		if (gva_read(c->vm, c->cr3, &target, f->rsp, 8) != 8) {
+			*fault = f->rsp;
+			return -EFAULT;
+		}
+		f->rsp += 8 + (in->opcode == 0xc2 ? (uint16_t)in->imm : 0);
+		break;
+	case X86_BR_LOOP:
+		if (in->opcode == 0xe3) {
+			taken = r->rcx == 0;
+		} else {
+			r->rcx--;
+			taken = r->rcx != 0 &&
+				(in->opcode == 0xe2 ||
+				 ((f->rflags >> 6 & 1) == (in->opcode == 0xe1)));
+		}
+		target = taken ? rel : next;
+		break;
+	case X86_BR_JMP_IND:
+	case X86_BR_CALL_IND:
+		user_gprs(r, f, g);
+		if (indirect_target(c, s, g, in, next, &target, fault))
+			return -EFAULT;
+		if (b->br == X86_BR_CALL_IND && user_push(c, f, next, fault))
+			return -EFAULT;
+		break;
+	default:
+		return -EINVAL;
+	}
+	f->rip = target;
+	return 0;
+}
+
+static bool counting(const struct pv_vpmu_vcpu_page *vp)
+{
+	return vp && (vp->step.enable & 1);
+}
+
+static void count_add(struct pv_vpmu_vcpu_page *vp, uint64_t insns,
+		      uint64_t branches)
+{
+	vp->step.count[PV_STEP_USER_INSNS] += insns;
+	if (vp->step.enable & 2)
+		vp->step.count[PV_STEP_USER_BRANCHES] += branches;
+}
+
+/*
+ * What ran from step.rip up to `to` along the trace into b; false (and b
+ * empty) if the trace does not lead there.
+ */
+static bool count_run(struct blk_ctx *c, uint64_t to, struct block *b)
+{
+	if (block_scan(c, c->vp->step.rip, to, b) == 1)
+		return true;
+	c->b->st.inconsistent++;
+	b->ninsns = b->nbranches = 0;
+	return false;
+}
+
+/*
+ * End the block at rip with an int3.  Returns 0 when user code may run
+ * untraced from rip, 1 when it must be single-stepped: its branch is not
+ * one we emulate or not in the initramfs (or in a page the program may
+ * write), or the counter's overflow point falls inside it.
+ */
+static int block_arm(struct blk_ctx *c, uint64_t rip)
+{
+	struct step_blocks *bl = c->b;
+	uint64_t gpa, wgpa, cnt, dl;
+	struct patch_frame *f;
+	struct block b;
+	uint8_t *p;
+
+	bl->st.arms++;
+	if (block_scan(c, rip, 0, &b) || !branch_emulable(&b) ||
+	    gva_to_gpa(c->vm, c->cr3, b.end, GVA_READ, &gpa) ||
+	    gpa < bl->code_lo || gpa >= bl->code_hi ||
+	    !gva_to_gpa(c->vm, c->cr3, b.end, GVA_WRITE, &wgpa))
+		goto stepped;
+	cnt = c->vp->step.count[PV_STEP_USER_INSNS];
+	dl = c->vp->step.deadline[PV_STEP_USER_INSNS];
+	if (cnt < dl && cnt + b.ninsns > dl)
+		goto stepped;
+	cnt = c->vp->step.count[PV_STEP_USER_BRANCHES];
+	dl = c->vp->step.deadline[PV_STEP_USER_BRANCHES];
+	if ((c->vp->step.enable & 2) && cnt < dl && cnt + b.nbranches > dl)
+		goto stepped;
+	if (gpa_patched(bl, gpa))
+		return 0;
+	f = frame_get(bl, gpa >> 12);
+	p = vm_gpa_to_hva(c->vm, gpa, 1);
+	if (!f || !p)
+		goto stepped;
+	f->orig[gpa & 4095] = *p;
+	f->mask[(gpa & 4095) / 64] |= 1ull << (gpa & 63);
+	__atomic_store_n(p, INT3, __ATOMIC_RELEASE);
+	bl->st.patches++;
+	return 0;
+stepped:
+	bl->st.arms_stepped++;
+	return 1;
+}
+
+static bool ctx_init(struct vcpu *v, struct blk_ctx *c)
+{
+	c->b = v->vm->blocks;
+	c->vm = v->vm;
+	c->cr3 = vcpu_sregs(v)->cr3;
+	c->vp = pmu_vcpu_page(v->pmu.pv);
+	return c->b != NULL;
+}
+
+int64_t step_block_arm(struct vcpu *v, uint64_t rip)
+{
+	struct blk_ctx c;
+	int ret;
+
+	if (!ctx_init(v, &c) || !counting(c.vp))
+		return 1;
+	pthread_mutex_lock(&c.b->lock);
+	c.vp->step.rip = rip;
+	ret = block_arm(&c, rip);
+	pthread_mutex_unlock(&c.b->lock);
+	return ret;
+}
+
+static int64_t step_block_account(struct vcpu *v, uint64_t from, uint64_t to)
+{
+	struct blk_ctx c;
+	struct block b;
+	bool ok;
+
+	if (!ctx_init(v, &c) || !counting(c.vp))
+		return -EINVAL;
+	pthread_mutex_lock(&c.b->lock);
+	c.b->st.accounts++;
+	c.vp->step.rip = from;
+	ok = count_run(&c, to, &b);
+	count_add(c.vp, b.ninsns, b.nbranches);
+	c.vp->step.rip = to;
+	pthread_mutex_unlock(&c.b->lock);
+	return ok ? (int64_t)b.ninsns : -EINVAL;
+}
+
+/* Guest kernel virtual address to host: the kernel maps RAM linearly. */
+static struct bp_frame *bp_frame_map(struct vcpu *v)
+{
+	uint64_t rsp = vcpu_regs(v)->rsp;
+
+	if (rsp < PV_KERNEL_BASE)
+		return NULL;
+	return vm_gpa_to_hva(v->vm, rsp - PV_KERNEL_BASE,
+			     sizeof(struct bp_frame));
+}
+
+/* The int3 at f->rip - 1: 0 done, 1 not ours, 2 the branch faulted. */
+static int bp_handle(struct vcpu *v, struct blk_ctx *c, struct bp_frame *f)
+{
+	struct kvm_regs *r = vcpu_regs(v);
+	uint64_t at = f->rip - 1, gpa, fault = 0;
+	bool count = counting(c->vp);
+	struct block run = { 0 }, b;
+
+	if (count)
+		count_run(c, at, &run);
+	if (gva_to_gpa(c->vm, c->cr3, at, GVA_READ, &gpa) ||
+	    !gpa_patched(c->b, gpa)) {
+		/* The program's own int3: it retired, uncounted as stepped. */
+		if (count) {
+			count_add(c->vp, run.ninsns, run.nbranches);
+			c->vp->step.rip = f->rip;
+		}
+		return 1;
+	}
+	c->b->st.traps++;
+	if (block_scan(c, at, 0, &b) || b.end != at || !branch_emulable(&b)) {
+		/* Never placed so: the table and the code disagree. */
+		c->b->st.inconsistent++;
+		return 1;
+	}
+	if (branch_emulate(c, r, vcpu_sregs(v), f, &b, &fault)) {
+		f->rip = at;
+		if (count) {
+			count_add(c->vp, run.ninsns, run.nbranches);
+			c->vp->step.rip = at;
+		}
+		if (c->vp)
+			c->vp->step.fault_addr = fault;
+		return 2;
+	}
+	if (!count)
+		return 0;
+	count_add(c->vp, run.ninsns + 1, run.nbranches + 1);
+	c->vp->step.rip = f->rip;
+	if (!(c->vp->step.enable & PV_STEP_BLOCKS) || block_arm(c, f->rip))
+		f->rflags |= RFLAGS_TF;
+	else
+		f->rflags &= ~RFLAGS_TF;
+	return 0;
+}
+
+static void step_block_trap(struct vcpu *v)
+{
+	struct kvm_regs *r = vcpu_regs(v);
+	struct bp_frame *f = bp_frame_map(v);
+	struct blk_ctx c;
+	int verdict = 1;
+
+	if (f && (f->cs & 3) == 3 && ctx_init(v, &c)) {
+		pthread_mutex_lock(&c.b->lock);
+		verdict = bp_handle(v, &c, f);
+		pthread_mutex_unlock(&c.b->lock);
+	}
+	r->rax = (uint64_t)verdict;
+	vcpu_regs_mark_dirty(v);
+}
+
+/* Whether a user step count went from below its overflow point to it or
+ * past (the counts before are in was[]). */
+static bool deadline_crossed(const struct pv_vpmu_vcpu_page *vp,
+			     const uint64_t was[PV_STEP_SLOTS])
+{
+	for (int s = PV_STEP_USER_INSNS; s <= PV_STEP_USER_BRANCHES;
+	     s += PV_STEP_USER_BRANCHES - PV_STEP_USER_INSNS) {
+		uint64_t dl = vp->step.deadline[s];
+
+		if (was[s] < dl && vp->step.count[s] >= dl)
+			return true;
+	}
+	return false;
+}
+
+bool step_block_exit(struct vcpu *v)
+{
+	const struct kvm_run *run = v->run;
+	const struct kvm_regs *r = vcpu_regs(v);
+	const struct pv_vpmu_vcpu_page *vp = pmu_vcpu_page(v->pmu.pv);
+	uint64_t was[PV_STEP_SLOTS] = { 0 };
+
+	if (run->io.direction != KVM_EXIT_IO_OUT)
+		return false;
+	if (vp)
+		memcpy(was, vp->step.count, sizeof(was));
+	if (run->io.port == PV_BP_PORT) {
+		step_block_trap(v);
+	} else if (run->io.port != PV_HC_PORT || !v->vm->blocks) {
+		return false;
+	} else if (r->rax == PV_HC_STEP_ACCOUNT) {
+		v->pmu.step_account = step_block_account(v, r->rdi, r->rsi);
+	} else if (r->rax != PV_HC_STEP_ARM) {
+		return false;
+	}
+	return v->vm->blocks && !(vp && deadline_crossed(vp, was));
+}
+
+void step_blocks_clean_copy(struct step_blocks *b, uint8_t *dst,
+			    uint64_t src_gpa, uint64_t len)
+{
+	uint64_t end = src_gpa + len;
+
+	if (!b || end <= b->code_lo || src_gpa >= b->code_hi)
+		return;
+	pthread_mutex_lock(&b->lock);
+	for (uint64_t a = src_gpa & ~4095ull; a < end; a += 4096) {
+		const struct patch_frame *f = frame_find(b, a >> 12);
+
+		for (unsigned int w = 0; f && w < 64; w++) {
+			uint64_t m = f->mask[w];
+
+			while (m) {
+				uint64_t g = a + w * 64 + (uint64_t)__builtin_ctzll(m);
+
+				m &= m - 1;
+				if (g >= src_gpa && g < end)
+					dst[g - src_gpa] = f->orig[g & 4095];
+			}
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+}
