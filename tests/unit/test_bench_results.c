@@ -216,6 +216,13 @@ static int setup_results(void **state)
 {
 	(void)state;
 	wl[0] = step_result();
+	/* 23525 instructions of work: 10 and 60 us each, 5 per trap. */
+	wl[0].step_wall[0][STEP_MICRO] = 0.5;
+	wl[0].step_wall[0][STEP_TINY] = 0.73525;
+	wl[0].step_wall[1][STEP_MICRO] = 1.0;
+	wl[0].step_wall[1][STEP_TINY] = 2.4115;
+	wl[0].step_traps[STEP_MICRO] = 3000;
+	wl[0].step_traps[STEP_TINY] = 7705;
 	wl[1] = (struct bench_wl_result){
 		.name = "lbm", .have_overhead = true,
 		.time_s = { 0.1, 0.2, 0.21, 0.22, 0.23 },
@@ -248,7 +255,10 @@ static void test_json(void **state)
 			       "18155, \"step_oracle_micro\": 18209, "
 			       "\"step_guest_tiny\": 41680, \"step_oracle_tiny\": "
 			       "41726, \"step_startup_diff\": -46, "
-			       "\"step_work_diff\": 8}"));
+			       "\"step_work_diff\": 8, "
+			       "\"step_us_per_insn_blocks\": 10.000, "
+			       "\"step_us_per_insn_single\": 60.000, "
+			       "\"step_insns_per_trap\": 5.00}"));
 	/* Parts that did not run leave no keys. */
 	assert_null(strstr(s, "\"mcf\", \"native_s\""));
 	assert_non_null(strstr(s, "\"name\": \"lbm\", \"native_s\": 0.1000, "
@@ -266,6 +276,12 @@ static void test_json(void **state)
 			       "\"top_syscalls\": \"brk:20 mmap:10\"}]}\n"));
 	assert_null(strstr(s, "\"mcf\", \"vcpu_ms\""));
 	free(s);
+}
+
+/* The line at s is want, up to and with its newline. */
+static void assert_string_equal_n(const char *s, const char *want)
+{
+	assert_true(!strncmp(s, want, strlen(want)));
 }
 
 static void test_csv(void **state)
@@ -288,9 +304,8 @@ static void test_csv(void **state)
 	l2 = strchr(s, '\n') + 1;
 	l3 = strchr(l2, '\n') + 1;
 	/* mcf: no overhead, preempt or kernel part. */
-	assert_true(!strncmp(l2, "mcf,,,,,,,,,18155,18209,41680,41726,-46,8,,,,"
-			     ",,,,,,,,,,,,,,,,,,\n", strlen("mcf,,,,,,,,,18155,"
-			     "18209,41680,41726,-46,8,,,,,,,,,,,,,,,,,,,,,,\n")));
+	assert_string_equal_n(l2, "mcf,,,,,,,,,18155,18209,41680,41726,-46,8,"
+			      "10.000,60.000,5.00,,,,,,,,,,,,,,,,,,,,,,\n");
 	assert_true(!strncmp(l3, "lbm,0.1000,0.2000,", 18));
 	assert_non_null(strstr(l3, ",,,,,,,400000000,1.0100,0.9900,2.5000,"
 			       "2.500,2.000,0.400,0.100,1.500,0.500,8,4321,99,7,"
@@ -310,6 +325,7 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(s, "Host: standard KVM."));
 	assert_non_null(strstr(s, "| mcf | 41680 | 41726 | -46 | 23525 | "
 			       "23517 | **8** |\n"));
+	assert_non_null(strstr(s, "| mcf | 10.00 | 60.00 | 6.0 | 5.0 |\n"));
 	assert_non_null(strstr(s, "| lbm | 200000000 | 300000000 | 1.500 |\n"));
 	assert_non_null(strstr(s, "| lbm | 400000000 | 1.010 | 0.990 | 2.500 |\n"));
 	assert_non_null(strstr(s, "## Where the time goes"));

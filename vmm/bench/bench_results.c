@@ -151,6 +151,24 @@ int64_t bench_step_work_diff(const struct bench_wl_result *r)
 	return g - o;
 }
 
+double bench_step_us_per_insn(const struct bench_wl_result *r, int mode)
+{
+	double n = (double)r->step_guest[STEP_TINY] -
+		   (double)r->step_guest[STEP_MICRO];
+
+	return n > 0 ? (r->step_wall[mode][STEP_TINY] -
+			r->step_wall[mode][STEP_MICRO]) * 1e6 / n : 0;
+}
+
+double bench_step_insns_per_trap(const struct bench_wl_result *r)
+{
+	double t = (double)r->step_traps[STEP_TINY] -
+		   (double)r->step_traps[STEP_MICRO];
+
+	return t > 0 ? ((double)r->step_guest[STEP_TINY] -
+			(double)r->step_guest[STEP_MICRO]) / t : 0;
+}
+
 /* One named value of a workload; unset when its part did not run. */
 struct field {
 	char name[32];
@@ -243,6 +261,12 @@ static size_t wl_fields(const struct bench_wl_result *r, struct field *f)
 	p = field_put(p, s, "step_startup_diff", "%" PRId64,
 		      bench_step_startup_diff(r));
 	p = field_put(p, s, "step_work_diff", "%" PRId64, bench_step_work_diff(r));
+	p = field_put(p, s, "step_us_per_insn_blocks", "%.3f",
+		      bench_step_us_per_insn(r, 0));
+	p = field_put(p, s, "step_us_per_insn_single", "%.3f",
+		      bench_step_us_per_insn(r, 1));
+	p = field_put(p, s, "step_insns_per_trap", "%.2f",
+		      bench_step_insns_per_trap(r));
 	p = field_put(p, q, "preempt_idle_cycles", "%.0f", r->idle_cycles);
 	for (int k = 0; k < NPREEMPT; k++) {
 		snprintf(name, sizeof(name), "preempt_%s", preempt_names[k]);
@@ -358,6 +382,29 @@ static void md_step(FILE *f, const struct bench_results *res)
 				r->step_guest[STEP_TINY] - r->step_guest[STEP_MICRO],
 				r->step_oracle[STEP_TINY] - r->step_oracle[STEP_MICRO],
 				bench_step_work_diff(r));
+	}
+}
+
+static void md_step_cost(FILE *f, const struct bench_results *res)
+{
+	fprintf(f, "\n## Cost: the step source by blocks and by single steps\n\n"
+		"Wall time of `vmm stat --source step` per user instruction of "
+		"the work (the difference of sizes `tiny` and `micro`, so boot "
+		"and start-up drop out), counting a basic block per trap "
+		"(`--step-mode block`, the default) and one instruction per "
+		"trap (`--step-mode single`), in the same run; and the user "
+		"instructions per block trap.\n\n");
+	fprintf(f, "| workload | µs/insn, blocks | µs/insn, single | "
+		"single/blocks | insns per trap |\n|---|---|---|---|---|\n");
+	for (size_t w = 0; w < res->n; w++) {
+		const struct bench_wl_result *r = &res->wl[w];
+		double b = bench_step_us_per_insn(r, 0),
+		       one = bench_step_us_per_insn(r, 1);
+
+		if (r->have_step)
+			fprintf(f, "| %s | %.2f | %.2f | %.1f | %.1f |\n",
+				r->name, b, one, b > 0 ? one / b : 0,
+				bench_step_insns_per_trap(r));
 	}
 }
 
@@ -477,8 +524,10 @@ void bench_write_markdown(FILE *f, const struct bench_results *res,
 		if (plot)
 			fprintf(f, "\n![time relative to native](%s)\n", plot);
 	}
-	if (any_part(res, PART_STEP))
+	if (any_part(res, PART_STEP)) {
 		md_step(f, res);
+		md_step_cost(f, res);
+	}
 	if (any_part(res, PART_OVERHEAD))
 		md_tsc(f, res);
 	if (any_part(res, PART_PREEMPT))

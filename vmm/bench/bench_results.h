@@ -48,6 +48,11 @@ struct bench_wl_result {
 	double guest_cycles;	/* median `cycles`, tsc source, offset policy */
 	bool have_step;		/* the step-vs-oracle part ran */
 	uint64_t step_guest[NSTEP_SIZES], step_oracle[NSTEP_SIZES];
+	/* The step source's cost, by blocks and by single-stepping (the
+	 * latter's counts must equal the former's), and the block traps. */
+	double step_wall[2][NSTEP_SIZES];	/* [0] blocks, [1] single */
+	uint64_t step_single[NSTEP_SIZES];
+	uint64_t step_traps[NSTEP_SIZES];
 	bool have_preempt;	/* the host-preemption part ran */
 	double idle_cycles;	/* median idle offset count of those rounds */
 	double preempt_ratio[NPREEMPT];	/* median loaded / idle offset, per round */
@@ -82,6 +87,13 @@ int64_t bench_step_startup_diff(const struct bench_wl_result *r);
  * counts disagree on beyond start-up, which cancels.  Exactly 0 expected.
  */
 int64_t bench_step_work_diff(const struct bench_wl_result *r);
+/*
+ * The step source's cost per user instruction of the work (the two sizes'
+ * difference, so boot and start-up drop out), in µs: mode 0 by blocks, 1
+ * by single-stepping; and the user instructions per block trap.
+ */
+double bench_step_us_per_insn(const struct bench_wl_result *r, int mode);
+double bench_step_insns_per_trap(const struct bench_wl_result *r);
 
 void bench_write_json(FILE *f, const struct bench_results *res);
 void bench_write_csv(FILE *f, const struct bench_results *res);
