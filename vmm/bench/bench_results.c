@@ -153,20 +153,15 @@ int64_t bench_step_work_diff(const struct bench_wl_result *r)
 
 double bench_step_us_per_insn(const struct bench_wl_result *r, int mode)
 {
-	double n = (double)r->step_guest[STEP_TINY] -
-		   (double)r->step_guest[STEP_MICRO];
+	uint64_t n = r->step_guest[STEP_TINY];
 
-	return n > 0 ? (r->step_wall[mode][STEP_TINY] -
-			r->step_wall[mode][STEP_MICRO]) * 1e6 / n : 0;
+	return n ? (r->step_wall[mode][STEP_TINY] - r->step_plain) * 1e6 / n : 0;
 }
 
 double bench_step_insns_per_trap(const struct bench_wl_result *r)
 {
-	double t = (double)r->step_traps[STEP_TINY] -
-		   (double)r->step_traps[STEP_MICRO];
-
-	return t > 0 ? ((double)r->step_guest[STEP_TINY] -
-			(double)r->step_guest[STEP_MICRO]) / t : 0;
+	return r->step_traps[STEP_TINY] ?
+	       (double)r->step_guest[STEP_TINY] / r->step_traps[STEP_TINY] : 0;
 }
 
 /* One named value of a workload; unset when its part did not run. */
@@ -388,9 +383,9 @@ static void md_step(FILE *f, const struct bench_results *res)
 static void md_step_cost(FILE *f, const struct bench_results *res)
 {
 	fprintf(f, "\n## Cost: the step source by blocks and by single steps\n\n"
-		"Wall time of `vmm stat --source step` per user instruction of "
-		"the work (the difference of sizes `tiny` and `micro`, so boot "
-		"and start-up drop out), counting a basic block per trap "
+		"Wall time of `vmm stat --source step` at size `tiny` less that "
+		"of the same `vmm run` uncounted, per user instruction, counting "
+		"a basic block per trap "
 		"(`--step-mode block`, the default) and one instruction per "
 		"trap (`--step-mode single`), in the same run; and the user "
 		"instructions per block trap.\n\n");

@@ -51,6 +51,7 @@ struct bench_wl_result {
 	/* The step source's cost, by blocks and by single-stepping (the
 	 * latter's counts must equal the former's), and the block traps. */
 	double step_wall[2][NSTEP_SIZES];	/* [0] blocks, [1] single */
+	double step_plain;			/* `vmm run` at tiny, uncounted */
 	uint64_t step_single[NSTEP_SIZES];
 	uint64_t step_traps[NSTEP_SIZES];
 	bool have_preempt;	/* the host-preemption part ran */
@@ -88,9 +89,10 @@ int64_t bench_step_startup_diff(const struct bench_wl_result *r);
  */
 int64_t bench_step_work_diff(const struct bench_wl_result *r);
 /*
- * The step source's cost per user instruction of the work (the two sizes'
- * difference, so boot and start-up drop out), in µs: mode 0 by blocks, 1
- * by single-stepping; and the user instructions per block trap.
+ * The step source's cost per user instruction at size tiny (its wall time
+ * less that of the same run uncounted, so boot and the program's own time
+ * drop out), in µs: mode 0 by blocks, 1 by single-stepping; and the user
+ * instructions per block trap.
  */
 double bench_step_us_per_insn(const struct bench_wl_result *r, int mode);
 double bench_step_insns_per_trap(const struct bench_wl_result *r);

@@ -219,6 +219,13 @@ static int suite_step_run(const struct suite *s, const char *mode,
  */
 static int suite_step(const struct suite *s, struct bench_wl_result *r)
 {
+	char *plain[] = { (char *)s->self, "run", (char *)s->prog,
+			  (char *)bench_step_sizes[STEP_TINY], NULL };
+	struct bench_run o;
+
+	if (bench_run(plain, false, -1, &o))
+		return suite_fail(r->name, "uncounted run");
+	r->step_plain = o.wall_s;
 	for (int z = 0; z < NSTEP_SIZES; z++) {
 		const char *size = bench_step_sizes[z];
 		uint64_t none;
