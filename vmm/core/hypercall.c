@@ -345,6 +345,8 @@ const char *hypercall_name(unsigned int nr)
 		[PV_HC_FPU_SWITCH] = "fpu-switch", [PV_HC_PT_FILL] = "pt-fill",
 		[PV_HC_PMU_VCPU_PAGE] = "pmu-vcpu-page",
 		[PV_HC_PMU_SWITCH] = "pmu-switch", [PV_HC_PMU_POLL] = "pmu-poll",
+		[PV_HC_STEP_ARM] = "step-arm",
+		[PV_HC_STEP_ACCOUNT] = "step-account",
 	};
 
 	return nr < sizeof(names) / sizeof(names[0]) ? names[nr] : NULL;
