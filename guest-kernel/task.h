@@ -94,9 +94,12 @@ struct task {
 	u32 pmu_int_mask;		/* counters saved/restored (i-mode) */
 	int pmu_parent_tid;		/* inherit: whose events it counts for */
 	struct perf_event *perf[4];	/* perf_event_open fds, by counter */
+	struct perf_event *perf_list;	/* all its events (perf_event.c) */
 	u64 fault_addr;			/* cr2 of the last user fault */
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */
+	u64 sig_poll;			/* SIGBITs whose sig_value is si_band
+					 * | si_fd << 32 (perf overflow) */
 	char comm[16];
 	u64 xstate_pa;			/* XSAVE area (fpu.c), or 0 */
 	struct cpu *fpu_cpu;		/* whose registers hold its state */
