@@ -357,6 +357,27 @@ static void event_reset(struct perf_event *e)
 
 /* ---- perf_event_open ---- */
 
+/* Events that take turns on the counters: counting singletons.  A group
+ * is scheduled whole, and a sampling counter keeps its period. */
+static bool event_rotates(const struct perf_event *e)
+{
+	return !e->sw && !e->period && e->leader == e && !e->sibling &&
+		!e->fixed;
+}
+
+/* Does t have an event waiting for a counter? */
+static void task_waiting_update(struct task *t)
+{
+	t->perf_waiting = false;
+	for (struct perf_event *e = t->perf_list; e; e = e->task_next)
+		if (event_rotates(e) && e->idx < 0)
+			t->perf_waiting = true;
+	/* The tick rotates them: return_to_user_slow() keeps it on. */
+	if (t->perf_waiting && t == current_task())
+		lapic_timer_set(true);
+}
+
+
 /* A free counter slot of t's page, or -1. */
 static int slot_find(struct task *t)
 {
@@ -493,7 +514,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		u8 buf[PV_PERF_ATTR_SIZE];
 	} u;
 	struct pv_perf_attr *a = &u.attr;
-	struct perf_event *e;
+	struct perf_event *e, **pp;
 	struct inode *n;
 	struct file *f;
 	u32 sw;
@@ -550,6 +571,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	e->sig_to_thread = true;
 	e->fd = -1;
 	e->enabled = !(a->flags & PV_PERF_ATTR_DISABLED);
+	e->fixed = a->flags & PV_PERF_ATTR_PINNED;
 	n->perf = e;
 	err = group_join(t, group, e);
 	if (err) {
@@ -560,10 +582,9 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	if (!sw) {
 		e->idx = slot_find(t);
 		/*
-		 * No counter left: Linux would multiplex; this kernel does
-		 * not rotate yet, so the event stays unscheduled (time
-		 * running 0, which readers scaling by it see).  A pinned
-		 * event cannot wait: it is an error here.
+		 * No counter left: the event waits for its turn
+		 * (perf_event_rotate()).  A pinned event cannot wait; Linux
+		 * puts it in an error state, this kernel refuses it.
 		 */
 		if (e->idx < 0 && (a->flags & PV_PERF_ATTR_PINNED)) {
 			file_put(f);
@@ -572,8 +593,11 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		if (e->idx >= 0)
 			slot_program(t, e);
 	}
-	e->task_next = t->perf_list;
-	t->perf_list = e;
+	/* At the back of the line for a counter (multiplexing). */
+	for (pp = &t->perf_list; *pp; pp = &(*pp)->task_next)
+		;
+	*pp = e;
+	task_waiting_update(t);
 	if (perf_map_pages(t))
 		kprintf("%s[%d]: counter pages not mapped", t->comm, t->tid);
 	e->clock = task_cpu_tsc(t, rdtsc());
@@ -582,6 +606,54 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	if (fd < 0)
 		file_put(f);
 	return fd;
+}
+
+/* ---- multiplexing ---- */
+
+/*
+ * More events than counters: at each tick (100 Hz) of the running owner,
+ * the longest-waiting event takes a free counter, or the counter of the
+ * event that has had one longest, which goes to the back of the line.
+ * Times enabled and running then differ as on Linux, and a reader scales
+ * the count by their ratio.
+ */
+void perf_event_rotate(struct task *t)
+{
+	struct perf_event *in = NULL, *out = NULL, **pp;
+	int slot;
+
+	for (struct perf_event *e = t->perf_list; e; e = e->task_next) {
+		if (!event_rotates(e))
+			continue;
+		if (e->idx < 0 && !in)
+			in = e;
+		if (e->idx >= 0 && !out)
+			out = e;
+	}
+	if (!in)
+		return;
+	slot = slot_find(t);
+	if (slot < 0 && out) {
+		event_sync(out);
+		out->live = false;
+		slot = out->idx;
+		out->idx = -1;
+		t->perf[slot] = NULL;
+		t->tpage->global_ctrl &= ~(1ull << slot);
+		for (pp = &t->perf_list; *pp != out; pp = &(*pp)->task_next)
+			;
+		*pp = out->task_next;
+		for (out->task_next = NULL; *pp; pp = &(*pp)->task_next)
+			;
+		*pp = out;
+	}
+	if (slot < 0)
+		return;
+	event_sync(in);
+	in->idx = slot;
+	slot_program(t, in);
+	event_settle(in);
+	task_waiting_update(t);
 }
 
 /* ---- read, ioctl, fcntl, mmap ---- */
@@ -703,7 +775,11 @@ s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg)
 			return -EFAULT;
 		return 0;
 	case PV_PERFVISOR_IOC_COUNTER:
-		return e->idx < 0 ? -ENODATA : e->idx;
+		/* Read in place from now on: it keeps its counter. */
+		if (e->idx < 0)
+			return -ENODATA;
+		e->fixed = true;
+		return e->idx;
 	case PV_PERFVISOR_IOC_TRAP_READ:
 		/* cycles of `arg` rdmsr of IA32_PMC0, each a trip to the VMM */
 		return trap_read_cycles(arg > 100000 ? 100000 : arg);
@@ -847,6 +923,7 @@ static void event_unlink_task(struct perf_event *e)
 		t->tpage->evtsel[e->idx] = 0;
 		perf_reload(t);
 	}
+	task_waiting_update(t);
 }
 
 /* Linux turns a closed leader's siblings into groups of their own. */
@@ -896,6 +973,7 @@ void perf_event_task_exit(struct task *t)
 			t->perf[e->idx] = NULL;
 	}
 	t->perf_list = NULL;
+	t->perf_waiting = false;
 }
 
 u32 perf_event_private_slots(const struct task *parent)

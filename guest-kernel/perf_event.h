@@ -30,6 +30,8 @@ struct perf_event {
 	bool enabled;			/* its own state (IOC_ENABLE) */
 	bool live;			/* counting now: enabled, leader too */
 	bool inherit;
+	bool fixed;			/* pinned, or read in place by libvpmu:
+					 * never rotated off its counter */
 	bool async;			/* O_ASYNC: signal on overflow */
 	bool sig_to_thread;		/* F_SETOWN_EX F_OWNER_TID */
 	int signo;			/* F_SETSIG, 0: SIGIO without si_fd */
@@ -54,6 +56,8 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 			u64 a5);
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf);
 s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off);
+/* A tick of t while t->perf_waiting: the counters change hands. */
+void perf_event_rotate(struct task *t);
 /* t exits: its events keep what they counted. */
 void perf_event_task_exit(struct task *t);
 /* Counter slots of parent a new thread must not count for it: those of

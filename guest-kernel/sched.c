@@ -8,6 +8,7 @@
 #include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
+#include "perf_event.h"
 #include "pmu_guest.h"
 #include "pmu_switch.h"
 #include "sync.h"
@@ -418,6 +419,9 @@ void sched_tick(void)
 
 	c->ticks++;
 	c->need_resched = true;
+	/* Multiplexing: more events than counters take turns. */
+	if (unlikely(current_task()->perf_waiting))
+		perf_event_rotate(current_task());
 }
 
 /*
@@ -438,8 +442,9 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 			schedule();
 			c = t->cpu;
 		}
-		/* Tickless unless a task waits for a CPU or a deadline. */
-		want = runq_head || timed_head;
+		/* Tickless unless a task waits for a CPU or a deadline, or
+		 * this one's events for a counter (multiplexing). */
+		want = runq_head || timed_head || t->perf_waiting;
 		if (unlikely(c->timer_on != want))
 			lapic_timer_set(want);
 		if (likely(!signal_pending(t)))

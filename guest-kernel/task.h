@@ -95,6 +95,7 @@ struct task {
 	int pmu_parent_tid;		/* inherit: whose events it counts for */
 	struct perf_event *perf[4];	/* perf_event_open fds, by counter */
 	struct perf_event *perf_list;	/* all its events (perf_event.c) */
+	bool perf_waiting;		/* one waits for a counter (mux) */
 	u64 fault_addr;			/* cr2 of the last user fault */
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */

@@ -311,21 +311,45 @@ static void group_test(void)
 	close(x[1]);
 	close(s);
 	close(l);
-	/* More events than counters: they all open (Linux multiplexes). */
+}
+
+/*
+ * More events than counters: all five open, take turns at the 100 Hz
+ * tick, and each one's count scaled by time enabled over time running
+ * estimates the whole (as PAPI and perf scale multiplexed counts).
+ */
+static void multiplex_test(void)
+{
+	struct perf_event_attr a;
+	uint64_t v[5][3], sum_run = 0;
+	int x[5];
+
 	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	for (int i = 0; i < 4; i++)
-		x[i] = perf_open(&a, -1);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 		PERF_FORMAT_TOTAL_TIME_RUNNING;
-	l = perf_open(&a, -1);
-	CHECK(l >= 0, "a fifth event");
-	spin(100);
-	CHECK(read(l, &g, 24) == 24 && g.ena > 0 && g.run <= g.ena,
-	      "fifth's times %llu %llu", (unsigned long long)g.ena,
-	      (unsigned long long)g.run);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++) {
+		x[i] = perf_open(&a, -1);
+		CHECK(x[i] >= 0, "event %d: errno %d", i, errno);
+	}
+	spin(15000);		/* 30,000 instructions: many ticks */
+	for (int i = 0; i < 5; i++)
+		CHECK(read(x[i], v[i], 24) == 24, "read");
+	for (int i = 0; i < 5; i++) {
+		double scaled = v[i][2] ? (double)v[i][0] * v[i][1] / v[i][2] : 0;
+
+		sum_run += v[i][2];
+		CHECK(v[i][2] > 0 && v[i][2] < v[i][1] &&
+		      scaled > 22500 && scaled < 40000,
+		      "event %d: %llu in %llu of %llu ns (scaled %.0f)", i,
+		      (unsigned long long)v[i][0], (unsigned long long)v[i][2],
+		      (unsigned long long)v[i][1], scaled);
+	}
+	/* four counters for five events: 4/5 of the time each, on average */
+	CHECK(sum_run > 3.5 * v[0][1] && sum_run < 4.01 * v[0][1],
+	      "running %llu of 5 x %llu ns", (unsigned long long)sum_run,
+	      (unsigned long long)v[0][1]);
+	for (int i = 0; i < 5; i++)
 		close(x[i]);
-	close(l);
 }
 
 static volatile int sig_n, sig_bad, sig_hup, sig_fd_want;
@@ -491,6 +515,7 @@ int main(int argc, char **argv)
 	if (step) {
 		counting_test();
 		group_test();
+		multiplex_test();
 		overflow_test();
 		mmap_test();
 		inherit_test();
