@@ -262,8 +262,12 @@ static void event_sync(struct perf_event *e)
 	if (e->live) {
 		e->run_tsc += clk - e->clock;
 		raw = event_raw(e, now);
-		e->acc += raw - e->base;
-		e->base = raw;
+		/* A count never goes back, even when its source steps back
+		 * a little (steal dropped, the step source's cycles). */
+		if ((s64)(raw - e->base) > 0) {
+			e->acc += raw - e->base;
+			e->base = raw;
+		}
 	}
 	e->clock = clk;
 }

@@ -11,7 +11,8 @@
  *
  * under the sequence counts of both pages, with Phys(t) depending on
  * c->read: rdtsc for PV_VPMU_READ_TSC, the sum of the step counts
- * selected by c->step_mask for PV_VPMU_READ_STEP, nothing (Phys* =
+ * selected by c->step_mask for PV_VPMU_READ_STEP, rdtsc less
+ * c->step_cost per such step for PV_VPMU_READ_TSC_STEP, nothing (Phys* =
  * c->sum) for PV_VPMU_READ_NONE; PV_VPMU_READ_TRAP counters have no
  * direct read and must be read with rdmsr by the kernel.  The code is
  * uapi/vpmu_guest.h, the one definition the guest kernel, libvpmu and the
@@ -262,6 +263,9 @@ enum pv_vpmu_read {
 	PV_VPMU_READ_TSC = 1,	/* Phys(t) = rdtsc */
 	PV_VPMU_READ_STEP = 2,	/* Phys(t) = sum of step.count[] in step_mask */
 	PV_VPMU_READ_TRAP = 3,	/* no direct read: rdmsr in the kernel */
+	/* Phys(t) = rdtsc - step_cost * (sum of step.count[] in step_mask):
+	 * the step source's cycles, its traps' cost left out */
+	PV_VPMU_READ_TSC_STEP = 4,
 };
 
 /* struct pv_vpmu_counter.flags */
@@ -279,7 +283,7 @@ struct pv_vpmu_counter {
 	uint16_t event;		/* PV_EVENT() it counts (VMM) */
 	uint8_t read;		/* enum pv_vpmu_read (VMM) */
 	uint8_t step_mask;	/* bits of step.count[] summed (VMM) */
-	uint64_t reserved;
+	uint64_t step_cost;	/* PV_VPMU_READ_TSC_STEP: TSC per step (VMM) */
 };
 
 /* step.count[] slots */

@@ -166,6 +166,47 @@ static void test_step_reads_guest_counts(void **state)
 	fx_free(f);
 }
 
+/*
+ * The step source's cycles: the TSC less the cost of each stepped user
+ * instruction, measured between VMM entries (here 500 cycles a step), the
+ * first run's cost dropped once it is known, later runs compensated as
+ * they go, and the guest's direct read agreeing with the VMM.
+ */
+static void test_step_cycles_compensated(void **state)
+{
+	struct fx *f = fx_new("step", "offset", true);
+	struct pv_vpmu_step *st = &f->page[0]->step;
+
+	(void)state;
+	enable_pmc0(f->v, PV_EVENT_CYCLES, EVT_ALL);
+	f->tsc = 1000;
+	pmu_vcpu_enter(f->v);
+	/* Not measured yet: a calibration exit after 256 steps. */
+	assert_int_equal(st->deadline[PV_STEP_USER_INSNS], 256);
+	assert_int_equal(f->page[0]->ctr[0].read, PV_VPMU_READ_TSC_STEP);
+	st->count[PV_STEP_USER_INSNS] = 1000;
+	f->tsc += 1000 * 500;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 500000);
+	pmu_vcpu_enter(f->v);
+	/* 500 a step: all of the first run was traps. */
+	assert_int_equal(f->page[0]->ctr[0].step_cost, 500);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 0);
+	assert_int_equal(st->deadline[PV_STEP_USER_INSNS], 1000 + 65536);
+	/* 1000 steps of 520, and 30000 cycles without a step (a system
+	 * call's kernel time, say): 50000 left. */
+	st->count[PV_STEP_USER_INSNS] = 2000;
+	f->tsc += 1000 * 520 + 30000;
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 50000);
+	assert_int_equal(pmu_guest_phys_star(f->page[0], 0, f->tsc), 50000);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	pmu_vcpu_enter(f->v);
+	/* That run's 545 a step is no cheaper: the cost stays. */
+	assert_int_equal(f->page[0]->ctr[0].step_cost, 500);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 50000);
+	fx_free(f);
+}
+
 /* CPL0 stepping overflows exactly too: the 5th kernel instruction. */
 static void test_step_kernel_deadline_exact(void **state)
 {
@@ -322,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_step_reads_guest_counts),
 		cmocka_unit_test(test_step_deadline_exact),
 		cmocka_unit_test(test_step_kernel_deadline_exact),
+		cmocka_unit_test(test_step_cycles_compensated),
 		cmocka_unit_test(test_perf_task_clock),
 		cmocka_unit_test(test_virtual_events),
 	};
