@@ -1030,6 +1030,12 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 		to->sig_poll |= 1ull << (sig - 1);
 	else
 		to->sig_poll &= ~(1ull << (sig - 1));
-	signal_send(to, sig, e->sig_to_thread);
+	/*
+	 * F_SETOWN names a process, but Linux gives the thread whose id it
+	 * was given the first crack at the signal (complete_signal()): that
+	 * thread takes it unless it blocks it.
+	 */
+	signal_send(to, sig, e->sig_to_thread ||
+		    !(to->sigmask & (1ull << (sig - 1))));
 	return true;
 }

@@ -14,10 +14,11 @@
  * tsc source counts them, host steal dropped), less the cost of the
  * single-step traps themselves, Perfctr-Xen's overhead compensation.
  * Each stepped user instruction costs a trap, so Phys(t) = TSC -
- * cost * steps, where cost is the least TSC per step this vCPU has been
- * seen to take over a run of at least STEP_CAL_MIN steps between two VMM
- * entries (a step cheaper than that leaves the count where it was: it
- * never goes back).  Guest code reads it directly
+ * cost * steps, where cost is 7/8 of the least TSC per step this vCPU
+ * has been seen to take over a run of at least STEP_CAL_MIN steps between
+ * two VMM entries, host steal left out: the average step varies by a few percent with the
+ * host's load, and a cost above the steps of a later stretch would leave
+ * its count standing still (it never goes back).  Guest code reads it directly
  * (PV_VPMU_READ_TSC_STEP).  What remains is user time,
  * kernel time, and each trap's time above that least cost
  * (docs/design.md, "Cycles under the step source").
@@ -42,7 +43,7 @@ struct step_vcpu {
 	/* cycles: TSC per step (0 until measured), and the TSC and user
 	 * step count at the last entry */
 	uint64_t cost;
-	uint64_t cal_tsc, cal_steps;
+	uint64_t cal_tsc, cal_steps, cal_steal_ns;
 	bool cal_valid;
 	uint64_t cal_deadline;		/* user steps: exit to measure */
 };
@@ -278,11 +279,16 @@ static void step_vcpu_enter(struct pmu_source *s, struct pmu_vcpu *v)
 {
 	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
 	uint64_t now = s->pmu->clock.tsc(s->pmu->clock.arg);
-	uint64_t n = step_user_steps(v), cost = sv->cost, per;
+	uint64_t n = step_user_steps(v), cost = sv->cost, per, ran;
+	/* Host preemption is not a step's cost: it is dropped as steal. */
+	uint64_t stolen = (uint64_t)((unsigned __int128)(v->steal_ns -
+		sv->cal_steal_ns) * s->pmu->tsc_khz / 1000000u);
 
+	ran = now - sv->cal_tsc;
 	if (sv->cal_valid && n - sv->cal_steps >= STEP_CAL_MIN &&
-	    now > sv->cal_tsc) {
-		per = (now - sv->cal_tsc) / (n - sv->cal_steps);
+	    now > sv->cal_tsc && ran > stolen) {
+		per = (ran - stolen) / (n - sv->cal_steps);
+		per -= per / 8;
 		if (!cost || per < cost)
 			cost = per;
 		/* The first run was counted uncompensated: drop its steps'
@@ -303,6 +309,7 @@ static void step_vcpu_enter(struct pmu_source *s, struct pmu_vcpu *v)
 	}
 	sv->cal_tsc = now;
 	sv->cal_steps = n;
+	sv->cal_steal_ns = v->steal_ns;
 	sv->cal_valid = true;
 	if (cost != sv->cost) {
 		for (unsigned int i = 0; i < PMU_NR; i++)

@@ -189,21 +189,31 @@ static void test_step_cycles_compensated(void **state)
 	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
 	assert_int_equal(pmu_vcpu_counter(f->v, 0), 500000);
 	pmu_vcpu_enter(f->v);
-	/* 500 a step: all of the first run was traps. */
-	assert_int_equal(f->page[0]->ctr[0].step_cost, 500);
-	assert_int_equal(pmu_vcpu_counter(f->v, 0), 0);
+	/* 500 a step, of which 7/8 is taken as the traps' cost and
+	 * dropped from the first run. */
+	assert_int_equal(f->page[0]->ctr[0].step_cost, 438);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 500000 - 438000);
 	assert_int_equal(st->deadline[PV_STEP_USER_INSNS], 1000 + 65536);
 	/* 1000 steps of 520, and 30000 cycles without a step (a system
-	 * call's kernel time, say): 50000 left. */
+	 * call's kernel time, say): 82 a step and the 30000 left. */
 	st->count[PV_STEP_USER_INSNS] = 2000;
 	f->tsc += 1000 * 520 + 30000;
-	assert_int_equal(pmu_vcpu_counter(f->v, 0), 50000);
-	assert_int_equal(pmu_guest_phys_star(f->page[0], 0, f->tsc), 50000);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 62000 + 112000);
+	assert_int_equal(pmu_guest_phys_star(f->page[0], 0, f->tsc),
+			 62000 + 112000);
 	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
 	pmu_vcpu_enter(f->v);
-	/* That run's 545 a step is no cheaper: the cost stays. */
-	assert_int_equal(f->page[0]->ctr[0].step_cost, 500);
-	assert_int_equal(pmu_vcpu_counter(f->v, 0), 50000);
+	/* That run's 550 a step is no cheaper: the cost stays. */
+	assert_int_equal(f->page[0]->ctr[0].step_cost, 438);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 62000 + 112000);
+	/* 1000 steps of 400 in a run the host preempted for 200 us: the
+	 * steal is not a step's cost (a cost of 600 would not replace 438). */
+	st->count[PV_STEP_USER_INSNS] = 3000;
+	f->tsc += 1000 * 400 + 200000;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	pmu_vcpu_steal(f->v, 200000);
+	pmu_vcpu_enter(f->v);
+	assert_int_equal(f->page[0]->ctr[0].step_cost, 350);
 	fx_free(f);
 }
 
