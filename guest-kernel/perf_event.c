@@ -615,8 +615,9 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 /* ---- multiplexing ---- */
 
 /*
- * More events than counters: at each tick (100 Hz) of the running owner,
- * the longest-waiting event takes a free counter, or the counter of the
+ * More events than counters: after each tick (100 Hz) of the running
+ * owner, on its way back to user mode with the BKL, the longest-waiting
+ * event takes a free counter, or the counter of the
  * event that has had one longest, which goes to the back of the line.
  * Times enabled and running then differ as on Linux, and a reader scales
  * the count by their ratio.

@@ -419,9 +419,10 @@ void sched_tick(void)
 
 	c->ticks++;
 	c->need_resched = true;
-	/* Multiplexing: more events than counters take turns. */
+	/* Multiplexing: more events than counters take turns, at the
+	 * return to user mode (this runs without the BKL). */
 	if (unlikely(current_task()->perf_waiting))
-		perf_event_rotate(current_task());
+		current_task()->perf_rotate = true;
 }
 
 /*
@@ -438,6 +439,10 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 	for (;;) {
 		if (unlikely(timed_head != NULL))
 			timers_check();
+		if (unlikely(t->perf_rotate)) {
+			t->perf_rotate = false;
+			perf_event_rotate(t);
+		}
 		if (unlikely(c->need_resched)) {
 			schedule();
 			c = t->cpu;

@@ -96,6 +96,7 @@ struct task {
 	struct perf_event *perf[4];	/* perf_event_open fds, by counter */
 	struct perf_event *perf_list;	/* all its events (perf_event.c) */
 	bool perf_waiting;		/* one waits for a counter (mux) */
+	bool perf_rotate;		/* a tick asked to rotate them */
 	u64 fault_addr;			/* cr2 of the last user fault */
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */
