@@ -212,12 +212,13 @@ static u64 event_sw_raw(struct perf_event *e, u64 now)
 		return ns_from_tsc(task_cpu_tsc(t, now));
 	case PV_PERF_COUNT_SW_CONTEXT_SWITCHES:
 		return t->nr_switches;
+	case PV_PERF_COUNT_SW_CPU_MIGRATIONS:
+		return t->nr_migrations;
 	default:
 		/*
 		 * Page faults: every mapping is populated when it is made, so
 		 * a user page fault is always fatal and none are counted.
-		 * Migrations, alignment and emulation faults: none counted
-		 * yet (docs/compatibility.md).
+		 * Alignment and emulation faults do not happen here.
 		 */
 		return 0;
 	}
@@ -476,6 +477,9 @@ static int attr_event(const struct pv_perf_attr *a, u32 *sw, u16 *ev)
 		if (a->sample_period)
 			return -EOPNOTSUPP;
 		*sw = a->config + 1;
+		/* counted at the switch from now on (pmu_switch.h) */
+		if (a->config == PV_PERF_COUNT_SW_CPU_MIGRATIONS)
+			current_task()->perf_migrations = true;
 		return 0;
 	default:
 		return -ENOENT;

@@ -87,6 +87,8 @@ struct task {
 	 * switched in while it runs: a switch is one add and one sub. */
 	u64 run_tsc;
 	u64 nr_switches;		/* times switched in */
+	u64 nr_migrations;		/* CPU changes, once perf_migrations */
+	bool perf_migrations;		/* a cpu-migrations event was opened */
 	struct task *all_next;		/* every task, for tid lookup */
 	bool vfork_child;
 	struct pv_vpmu_thread_page *tpage;	/* counters, when it has any */

@@ -168,7 +168,7 @@ static void software_test(void)
 	struct perf_event_attr a;
 	uint64_t t0, t1, s0, s1, wall;
 	struct timespec w0, w1;
-	int tc, cs;
+	int tc, cs, mig;
 
 	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
 	tc = perf_open(&a, -1);
@@ -190,6 +190,13 @@ static void software_test(void)
 	      (unsigned long long)(t1 - t0), (unsigned long long)wall);
 	CHECK(s1 > s0, "context switches %llu -> %llu",
 	      (unsigned long long)s0, (unsigned long long)s1);
+	/* One vCPU: a thread never migrates. */
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS);
+	mig = perf_open(&a, -1);
+	usleep(1000);
+	if (sysconf(_SC_NPROCESSORS_ONLN) == 1)
+		CHECK(read1(mig) == 0, "migrations on one vCPU");
+	close(mig);
 	close(tc);
 	close(cs);
 }
