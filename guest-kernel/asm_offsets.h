@@ -35,6 +35,7 @@
 #define VP_STEP_DL_INSNS	2088
 #define VP_STEP_DL_BRANCHES	2104
 #define VP_STEP_RIP		2120
+#define VP_STEP_TRAPS		2136
 #define PV_BP_PORT_ASM		0xf5	/* uapi/hypercall.h PV_BP_PORT */
 #define PV_PF_ERR_STEP_ASM	0x8000	/* and PV_PF_ERR_STEP */
 

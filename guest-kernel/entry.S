@@ -141,6 +141,7 @@ debug_entry:
 	mov	%rdx, VP_STEP_COUNT_INSNS(%rcx)
 	mov	24(%rsp), %rdx
 	mov	%rdx, VP_STEP_RIP(%rcx)
+	incq	VP_STEP_TRAPS(%rcx)		/* the cycles leave it out */
 	lock incq	kstat + 8			/* #DB, on the fast path only:
 						 * the slow ones count below */
 	pop	%rdx

@@ -498,9 +498,13 @@ SYSCALL(fcntl)
 	if (!f)
 		return -EBADF;
 #ifndef VFS_HOST
-	/* Overflow signals: F_SETOWN, F_SETSIG, O_ASYNC on a perf fd. */
-	if (f->ino->kind == VN_PERF && (a1 == F_SETFL || a1 == 8 || a1 == 10))
-		perf_event_fcntl(f->ino->perf, a1, a2);
+	/* Overflow signals: F_SETOWN(_EX), F_SETSIG, O_ASYNC on a perf fd. */
+	if (f->ino->kind == VN_PERF) {
+		s64 r = perf_event_fcntl(f->ino->perf, a0, a1, a2);
+
+		if (r != -ENOSYS)
+			return r;
+	}
 #endif
 	switch (a1) {
 	case F_DUPFD:

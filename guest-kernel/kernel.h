@@ -60,6 +60,8 @@ typedef int32_t s32;
 #define ENAMETOOLONG 36
 #define ENOSYS 38
 #define ENOTEMPTY 39
+#define ENODATA 61
+#define EOPNOTSUPP 95
 #define ETIMEDOUT 110
 #define E2BIG 7
 

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * perf_event_open (system call 298) for self-monitoring threads, on the
- * per-thread counter pages: an event is one counter slot of its thread's
- * page.  A configuration change is one PV_HC_PMU_SWITCH (the hypercall's
- * own cost is compensated by the VMM); reading needs no system call at all
- * through libvpmu, which maps the pages (read-only) that mmap() returns.
+ * perf_event_open (system call 298) for self-monitoring threads, as Linux
+ * answers it on an Intel architectural PMU of unknown model (what the
+ * virtual PMU is): PERF_TYPE_HARDWARE, _HW_CACHE, _RAW and _SOFTWARE,
+ * event groups, read_format, the ioctls, overflow signals and the
+ * perf_event_mmap_page.  A hardware event is one counter slot of its
+ * thread's counter page; a configuration change is one PV_HC_PMU_SWITCH
+ * (the hypercall's own cost is compensated by the VMM); libvpmu reads the
+ * pages with no system call (PV_PERF_MMAP_THREAD_OFF).
  *
  * Overflow (sample_period): the counter interrupts (i-mode: saved and
  * restored with its thread), the PMI handler finds the event of the
  * running thread that owns it and sends the F_SETSIG signal (SIGIO by
- * default) to the F_SETOWN thread; an overflow of a thread that is not
- * running is kept pending in its page and raised when it resumes.
+ * default) to the F_SETOWN thread or process; an overflow of a thread
+ * that is not running is kept pending in its page and raised when it
+ * resumes.
  */
 #include "kernel.h"
 #include "mm.h"
@@ -23,8 +27,24 @@
 
 #define O_ASYNC			020000
 #define POLL_IN			1
+#define POLL_HUP		6
+#define POLLIN_BAND		0x41	/* POLLIN | POLLRDNORM */
+#define POLLHUP_BAND		0x10
+#define F_SETOWN		8
+#define F_GETOWN		9
+#define F_SETSIG		10
+#define F_GETSIG		11
+#define F_SETOWN_EX		15
+#define F_GETOWN_EX		16
+#define F_OWNER_TID		0
+#define F_OWNER_PID		1
 
-static u64 config_hash(const struct pv_vpmu_thread_page *tp)
+/* attr.flags bits that ask for what this kernel does not do. */
+#define ATTR_UNSUPPORTED	(PV_PERF_ATTR_PRECISE_IP)
+
+static u64 next_event_id = 1;
+
+u64 perf_config_id(const struct pv_vpmu_thread_page *tp)
 {
 	u64 h = 0xcbf29ce484222325ull;
 
@@ -60,10 +80,148 @@ static void perf_reload(struct task *t)
 {
 	struct pv_vpmu_thread_page *tp = t->tpage;
 
-	tp->config_id = config_hash(tp);
+	tp->config_id = perf_config_id(tp);
 	kpmu_task_config_changed(t);
 	/* Fold what ran so far and restart with the new configuration. */
-	hcall(PV_HC_PMU_SWITCH, V2P(tp), V2P(tp), 0);
+	if (t == current_task())
+		hcall(PV_HC_PMU_SWITCH, V2P(tp), V2P(tp), 0);
+}
+
+/* ---- which events the virtual PMU has ---- */
+
+/* CPUID.0AH:EBX, read once: the architectural events the source lacks. */
+static u32 arch_unavailable(void)
+{
+	static u32 ebx;
+	static bool known;
+	u32 a = 0xa, b, c = 0, d;
+
+	if (!known) {
+		__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+		ebx = b;
+		known = true;
+	}
+	return ebx;
+}
+
+/*
+ * The event select and umask of an architectural event (CPUID.0AH:EBX
+ * bit order), or 0 when the active source cannot count it: Linux drops
+ * such events from its map, so they open with ENOENT.
+ */
+static u16 arch_event(int bit)
+{
+	static const u16 ev[PV_ARCH_EVENTS] = {
+		PV_EVENT_CYCLES, PV_EVENT_INSTRUCTIONS, PV_EVENT_REF_CYCLES,
+		PV_EVENT_LLC_REFS, PV_EVENT_LLC_MISSES, PV_EVENT_BRANCHES,
+		PV_EVENT_BRANCH_MISSES,
+	};
+
+	return arch_unavailable() & (1u << bit) ? 0 : ev[bit];
+}
+
+/* PERF_TYPE_HARDWARE: Linux's Intel map; ENOENT for what it lacks. */
+static int event_hardware(u64 config, u16 *ev)
+{
+	static const signed char bit[PV_PERF_COUNT_HW_MAX] = {
+		0, 1, 3, 4, 5, 6, 2, -1, -1, 2,
+	};
+
+	/* The upper half may name the PMU: the core PMU's type is RAW. */
+	if (config >> 32 && config >> 32 != PV_PERF_TYPE_RAW)
+		return -ENOENT;
+	config &= 0xffffffff;
+	if (config >= PV_PERF_COUNT_HW_MAX)
+		return -EINVAL;
+	*ev = bit[config] < 0 ? 0 : arch_event(bit[config]);
+	return *ev ? 0 : -ENOENT;
+}
+
+/*
+ * PERF_TYPE_HW_CACHE: Linux's generic architectural PMU has no cache
+ * table; the last level and the branch unit are what architectural events
+ * can say, and only their reads.  Out of range is EINVAL, a write or
+ * prefetch of the instruction side or the branch unit too (Linux marks
+ * them impossible), the rest ENOENT.
+ */
+static int event_hw_cache(u64 config, u16 *ev)
+{
+	u32 cache = config & 0xff, op = (config >> 8) & 0xff;
+	u32 result = (config >> 16) & 0xff;
+
+	if (config >> 32 && config >> 32 != PV_PERF_TYPE_RAW)
+		return -ENOENT;
+	if ((config & 0xff000000) || cache >= PV_PERF_COUNT_HW_CACHE_MAX ||
+	    op >= PV_PERF_COUNT_HW_CACHE_OP_MAX ||
+	    result >= PV_PERF_COUNT_HW_CACHE_RESULT_MAX)
+		return -EINVAL;
+	/* L1I (1), ITLB (4), BPU (5): no writes or prefetches */
+	if (op != PV_PERF_COUNT_HW_CACHE_OP_READ &&
+	    (cache == 1 || cache == 4 || cache == PV_PERF_COUNT_HW_CACHE_BPU))
+		return -EINVAL;
+	*ev = 0;
+	if (op == PV_PERF_COUNT_HW_CACHE_OP_READ &&
+	    cache == PV_PERF_COUNT_HW_CACHE_LL)
+		*ev = arch_event(result ? 4 : 3);
+	else if (op == PV_PERF_COUNT_HW_CACHE_OP_READ &&
+		 cache == PV_PERF_COUNT_HW_CACHE_BPU)
+		*ev = arch_event(result ? 6 : 5);
+	return *ev ? 0 : -ENOENT;
+}
+
+/*
+ * PERF_TYPE_RAW: an IA32_PERFEVTSELx value.  Linux takes any encoding; the
+ * virtual PMU counts only the architectural events its source has and its
+ * own virtual ones (event select 0xfe), and gives ENOENT for the rest
+ * rather than a counter that silently stays 0.  Edge, invert and counter
+ * mask cannot be honoured: EINVAL.
+ */
+static int event_raw_config(u64 config, u16 *ev)
+{
+	u16 code = config & 0xffff;
+
+	if (config & ~0xffffffffull)
+		return -EINVAL;
+	if (config & (PV_EVTSEL_EDGE | PV_EVTSEL_INV | PV_EVTSEL_CMASK_MASK |
+		      PV_EVTSEL_ANY))
+		return -EINVAL;
+	*ev = code;
+	if ((code & 0xff) == PV_EVENT_VIRT_CODE)
+		return 0;
+	for (int i = 0; i < PV_ARCH_EVENTS; i++)
+		if (arch_event(i) == code)
+			return 0;
+	/* Linux's pseudo-encoding of the fixed reference-cycles counter */
+	if (code == 0x0300 && arch_event(2)) {
+		*ev = PV_EVENT_REF_CYCLES;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* ---- counting ---- */
+
+/* A software event's count now: the owner's own fields. */
+static u64 event_sw_raw(struct perf_event *e, u64 now)
+{
+	struct task *t = e->owner;
+
+	switch (e->sw - 1) {
+	case PV_PERF_COUNT_SW_CPU_CLOCK:
+	case PV_PERF_COUNT_SW_TASK_CLOCK:
+		return ns_from_tsc(task_cpu_tsc(t, now));
+	case PV_PERF_COUNT_SW_CONTEXT_SWITCHES:
+		return t->nr_switches;
+	case PV_PERF_COUNT_SW_CPU_MIGRATIONS:
+		return t->nr_migrations;
+	default:
+		/*
+		 * Page faults: every mapping is populated when it is made, so
+		 * a user page fault is always fatal and none are counted.
+		 * Alignment and emulation faults do not happen here.
+		 */
+		return 0;
+	}
 }
 
 /*
@@ -71,92 +229,190 @@ static void perf_reload(struct task *t)
  * wraps at every overflow, so its count is whole periods plus the progress
  * from that starting point.
  */
-static u64 event_raw(struct perf_event *e)
+static u64 event_raw(struct perf_event *e, u64 now)
 {
-	u64 c = kpmu_task_count(e->owner, e->idx);
+	u64 c;
 
+	if (e->sw)
+		return event_sw_raw(e, now);
+	c = kpmu_task_count(e->owner, e->idx);
 	if (e->period)
 		c = e->overflows * e->period +
 		    ((c - (PV_VPMU_MASK + 1 - e->period)) & PV_VPMU_MASK);
 	return c + e->child_counts;
 }
 
-static u64 event_value(struct perf_event *e)
+/* Counting requires the event, its leader and a counter (or none needed). */
+static bool event_should_count(const struct perf_event *e)
 {
-	if (!e->enabled)
-		return e->frozen;
-	return event_raw(e) - e->base;
+	return e->owner && e->enabled && e->leader->enabled &&
+		(e->sw || e->idx >= 0);
 }
 
-s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
-			u64 a5)
+/* Fold counts and times up to now into the event. */
+static void event_sync(struct perf_event *e)
 {
-	struct task *t = current_task();
-	struct pv_perf_attr attr;
-	struct pv_vpmu_thread_page *tp;
-	struct perf_event *e;
-	struct inode *n;
-	struct file *f;
-	u64 evtsel;
-	u16 ev;
-	int idx, fd;
+	u64 now, clk, raw;
 
-	(void)flags, (void)a5;
-	if (!user_range_ok(uattr, sizeof(attr)) ||
-	    copy_from_user(&attr, (void *)uattr, sizeof(attr)))
-		return -EFAULT;
-	if (((int)pid != 0 && (int)pid != t->tid) || (int)cpu != -1 ||
-	    (int)group != -1)
-		return -EINVAL;		/* self-monitoring only */
-	if (attr.type == PV_PERF_TYPE_HARDWARE) {
-		switch (attr.config) {
-		case PV_PERF_COUNT_HW_CPU_CYCLES: ev = PV_EVENT_CYCLES; break;
-		case PV_PERF_COUNT_HW_INSTRUCTIONS: ev = PV_EVENT_INSTRUCTIONS; break;
-		case PV_PERF_COUNT_HW_BRANCH_INSTRUCTIONS: ev = PV_EVENT_BRANCHES; break;
-		case PV_PERF_COUNT_HW_REF_CPU_CYCLES: ev = PV_EVENT_REF_CYCLES; break;
-		default: return -ENOENT;
+	if (!e->owner)
+		return;
+	now = rdtsc();
+	clk = task_cpu_tsc(e->owner, now);
+	if (e->enabled && e->leader->enabled)
+		e->ena_tsc += clk - e->clock;
+	if (e->live) {
+		e->run_tsc += clk - e->clock;
+		raw = event_raw(e, now);
+		/* A count never goes back, even when its source steps back
+		 * a little (steal dropped, the step source's cycles). */
+		if ((s64)(raw - e->base) > 0) {
+			e->acc += raw - e->base;
+			e->base = raw;
 		}
-	} else if (attr.type == PV_PERF_TYPE_RAW) {
-		ev = attr.config & 0xffff;
-	} else {
-		return -ENOENT;
 	}
-	if (attr.flags & PV_PERF_ATTR_FREQ)
-		return -EINVAL;
-	if (!t->tpage && kpmu_task_alloc_page(t))
-		return -ENOMEM;
-	tp = t->tpage;
-	for (idx = 0; idx < PV_VPMU_NR_GP; idx++)
-		if (!(tp->global_ctrl & (1ull << idx)))
-			break;
-	if (idx == PV_VPMU_NR_GP)
-		return -EBUSY;
-	e = kmalloc(sizeof(*e));
-	n = e ? inode_new(0600, VN_PERF) : NULL;
-	f = n ? file_new(n, 0) : NULL;
-	if (!f) {
-		kfree(e);
-		return -ENOMEM;
+	e->clock = clk;
+}
+
+/* After a state change: start or stop counting from the last sync. */
+static void event_settle(struct perf_event *e)
+{
+	bool live = event_should_count(e);
+
+	if (live && !e->live)
+		e->base = event_raw(e, rdtsc());
+	e->live = live;
+}
+
+/* The perf_event_mmap_page, kept true at every change the kernel sees. */
+static void event_page_update(struct perf_event *e)
+{
+	struct pv_perf_mmap_page *p = e->page;
+
+	if (!p)
+		return;
+	p->lock++;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/*
+	 * No user-level read of these counters exists in Linux's protocol
+	 * (rdpmc faults on this host, and a direct read needs the a-mode
+	 * pages): index 0 tells a reader to read(), and offset is the count
+	 * as of this update.  Times advance only while the owner runs, so
+	 * there is no TSC formula for them either (cap_user_time 0).
+	 */
+	p->index = 0;
+	p->offset = (s64)e->acc;
+	p->time_enabled = ns_from_tsc(e->ena_tsc);
+	p->time_running = ns_from_tsc(e->run_tsc);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	p->lock++;
+}
+
+static void event_value(struct perf_event *e, u64 *value, u64 *ena, u64 *run)
+{
+	event_sync(e);
+	event_page_update(e);
+	*value = e->acc;
+	*ena = ns_from_tsc(e->ena_tsc);
+	*run = ns_from_tsc(e->run_tsc);
+}
+
+/* Apply fn to e, or to its whole group with PERF_IOC_FLAG_GROUP. */
+static void event_for_each(struct perf_event *e, u64 flags,
+			   void (*fn)(struct perf_event *))
+{
+	if (!(flags & PV_PERF_IOC_FLAG_GROUP)) {
+		fn(e);
+		return;
 	}
-	e->owner = t;
-	e->owner_tid = t->tid;
-	e->idx = idx;
-	e->period = attr.sample_period;
-	e->read_format = attr.read_format;
-	e->signo = SIGIO;
-	e->sig_tid = t->tid;
-	e->enabled = !(attr.flags & PV_PERF_ATTR_DISABLED);
-	n->perf = e;
-	evtsel = pv_perf_attr_evtsel(ev, attr.flags);
-	if (e->period) {
-		evtsel |= PV_EVTSEL_INT;
-		/* i-mode: the counter starts 'period' before it wraps. */
+	for (struct perf_event *s = e->leader; s; s = s->sibling)
+		fn(s);
+}
+
+/* e's state changed: its siblings follow when it leads. */
+static void event_state_set(struct perf_event *e, bool enabled)
+{
+	for (struct perf_event *s = e->leader == e ? e : NULL; s;
+	     s = s->sibling)
+		event_sync(s);
+	event_sync(e);
+	e->enabled = enabled;
+	if (e->leader == e)
+		for (struct perf_event *s = e; s; s = s->sibling)
+			event_settle(s);
+	else
+		event_settle(e);
+}
+
+static void event_enable(struct perf_event *e)
+{
+	event_state_set(e, true);
+}
+
+static void event_disable(struct perf_event *e)
+{
+	event_state_set(e, false);
+}
+
+static void event_reset(struct perf_event *e)
+{
+	event_sync(e);
+	e->acc = 0;
+	event_page_update(e);
+}
+
+/* ---- perf_event_open ---- */
+
+/* Events that take turns on the counters: counting singletons.  A group
+ * is scheduled whole, and a sampling counter keeps its period. */
+static bool event_rotates(const struct perf_event *e)
+{
+	return !e->sw && !e->period && e->leader == e && !e->sibling &&
+		!e->fixed;
+}
+
+/* Does t have an event waiting for a counter? */
+static void task_waiting_update(struct task *t)
+{
+	t->perf_waiting = false;
+	for (struct perf_event *e = t->perf_list; e; e = e->task_next)
+		if (event_rotates(e) && e->idx < 0)
+			t->perf_waiting = true;
+	/* The tick rotates them: return_to_user_slow() keeps it on. */
+	if (t->perf_waiting && t == current_task())
+		lapic_timer_set(true);
+}
+
+
+/* A free counter slot of t's page, or -1. */
+static int slot_find(struct task *t)
+{
+	for (int i = 0; i < PV_VPMU_NR_GP; i++)
+		if (!(t->tpage->global_ctrl & (1ull << i)))
+			return i;
+	return -1;
+}
+
+/* Hardware events in e's group, e included. */
+static int group_hw_count(const struct perf_event *leader)
+{
+	int n = 0;
+
+	for (const struct perf_event *s = leader; s; s = s->sibling)
+		n += !s->sw;
+	return n;
+}
+
+/* Program slot idx of t for e: an interrupting counter starts one period
+ * before it wraps. */
+static void slot_program(struct task *t, struct perf_event *e)
+{
+	struct pv_vpmu_thread_page *tp = t->tpage;
+	int idx = e->idx;
+
+	tp->evtsel[idx] = e->evtsel | (e->period ? PV_EVTSEL_INT : 0);
+	if (e->period)
 		tp->ctr[idx].saved = (PV_VPMU_MASK + 1 - e->period) &
 				     PV_VPMU_MASK;
-	}
-	if (e->period >= (1ull << 31))
-		goto inval;
-	tp->evtsel[idx] = evtsel;
 	tp->global_ctrl |= 1ull << idx;
 	tp->map[idx] = idx;
 	if (tp->nr_map <= (u32)idx)
@@ -167,33 +423,289 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	if (e->period)
 		wrmsr(PV_MSR_IA32_A_PMC0 + idx,
 		      (PV_VPMU_MASK + 1 - e->period) & PV_VPMU_MASK);
+}
+
+/* The attr, copied as Linux does: size 0 is the first version; bytes past
+ * what this kernel knows must be zero (E2BIG, with size written back). */
+static int attr_copy(u64 uattr, u8 *buf)
+{
+	u32 size;
+
+	if (!user_range_ok(uattr, 8) || copy_from_user(&size, (void *)(uattr + 4), 4))
+		return -EFAULT;
+	if (!size)
+		size = PV_PERF_ATTR_SIZE_VER0;
+	if (size < PV_PERF_ATTR_SIZE_VER0 || size > PAGE_SIZE)
+		goto too_big;
+	memset(buf, 0, PV_PERF_ATTR_SIZE);
+	if (!user_range_ok(uattr, size) ||
+	    copy_from_user(buf, (void *)uattr,
+			   size < PV_PERF_ATTR_SIZE ? size : PV_PERF_ATTR_SIZE))
+		return -EFAULT;
+	for (u32 off = PV_PERF_ATTR_SIZE; off < size; off++) {
+		u8 b;
+
+		if (copy_from_user(&b, (void *)(uattr + off), 1))
+			return -EFAULT;
+		if (b)
+			goto too_big;
+	}
+	return 0;
+too_big:
+	size = PV_PERF_ATTR_SIZE;
+	if (copy_to_user((void *)(uattr + 4), &size, 4))
+		return -EFAULT;
+	return -E2BIG;
+}
+
+/* What the attr asks for, as a software event number + 1 or an event
+ * select; an errno when it is not available. */
+static int attr_event(const struct pv_perf_attr *a, u32 *sw, u16 *ev)
+{
+	*sw = 0;
+	switch (a->type) {
+	case PV_PERF_TYPE_HARDWARE:
+		return event_hardware(a->config, ev);
+	case PV_PERF_TYPE_HW_CACHE:
+		return event_hw_cache(a->config, ev);
+	case PV_PERF_TYPE_RAW:
+		return event_raw_config(a->config, ev);
+	case PV_PERF_TYPE_SOFTWARE:
+		if (a->config >= PV_PERF_COUNT_SW_MAX)
+			return -ENOENT;
+		/* Sampling would need a timer per event: not here. */
+		if (a->sample_period)
+			return -EOPNOTSUPP;
+		*sw = a->config + 1;
+		/* counted at the switch from now on (pmu_switch.h) */
+		if (a->config == PV_PERF_COUNT_SW_CPU_MIGRATIONS)
+			current_task()->perf_migrations = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* The group e joins (leader's fd), checked as Linux does. */
+static int group_join(struct task *t, u64 group, struct perf_event *e)
+{
+	struct file *gf;
+	struct perf_event *l, *last;
+
+	e->leader = e;
+	if ((int)group == -1)
+		return 0;
+	gf = fd_file(t->proc->fdt, group);
+	if (!gf)
+		return -EBADF;
+	if (gf->ino->kind != VN_PERF)
+		return -EINVAL;
+	l = gf->ino->perf;
+	if (l->leader != l || l->owner != t)
+		return -EINVAL;
+	/* A group is scheduled whole: it must fit the counters. */
+	if (!e->sw && group_hw_count(l) + 1 > PV_VPMU_NR_GP)
+		return -EINVAL;
+	for (last = l; last->sibling; last = last->sibling)
+		;
+	last->sibling = e;
+	e->leader = l;
+	return 0;
+}
+
+s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
+			u64 a5)
+{
+	struct task *t = current_task();
+	union {
+		struct pv_perf_attr attr;
+		u8 buf[PV_PERF_ATTR_SIZE];
+	} u;
+	struct pv_perf_attr *a = &u.attr;
+	struct perf_event *e, **pp;
+	struct inode *n;
+	struct file *f;
+	u32 sw;
+	u16 ev = 0;
+	int err, fd;
+
+	(void)a5;
+	err = attr_copy(uattr, u.buf);
+	if (err)
+		return err;
+	if (flags & ~(u64)PV_PERF_FLAG_ALL)
+		return -EINVAL;
+	if ((int)pid == -1)
+		return (int)cpu == -1 ? -EINVAL : -EACCES;
+	if ((int)pid != 0 && (int)pid != t->tid)
+		/* Other threads' counters: not offered (self-monitoring). */
+		return task_find((int)pid) ? -EACCES : -ESRCH;
+	if ((int)cpu < -1 || (int)cpu >= (int)boot_params->ncpus)
+		return -ENODEV;
+	if ((int)cpu != -1)
+		return -EINVAL;	/* a thread on one CPU only: not offered */
+	if (a->read_format & ~(u64)PV_PERF_FORMAT_ALL)
+		return -EINVAL;
+	if (a->flags & PV_PERF_ATTR_FREQ)
+		return -EINVAL;
+	if (a->flags & ATTR_UNSUPPORTED)
+		return -EOPNOTSUPP;	/* precise_ip: no PEBS, as Linux says */
+	if (a->sample_period >= (1ull << 31))
+		return -EINVAL;
+	err = attr_event(a, &sw, &ev);
+	if (err)
+		return err;
+	if (!t->tpage && kpmu_task_alloc_page(t))
+		return -ENOMEM;
+	e = kmalloc(sizeof(*e));
+	n = e ? inode_new(0600, VN_PERF) : NULL;
+	f = n ? file_new(n, 0) : NULL;
+	if (!f) {
+		kfree(e);
+		return -ENOMEM;
+	}
+	memset(e, 0, sizeof(*e));
+	e->owner = t;
+	e->owner_tid = t->tid;
+	e->idx = -1;
+	e->sw = sw;
+	e->evtsel = sw ? 0 : pv_perf_attr_evtsel(ev, a->flags);
+	e->id = next_event_id++;
+	e->period = a->sample_period;
+	e->read_format = a->read_format;
+	e->inherit = a->flags & PV_PERF_ATTR_INHERIT;
+	e->signo = 0;
+	e->sig_tid = t->tid;
+	e->sig_to_thread = true;
+	e->fd = -1;
+	e->enabled = !(a->flags & PV_PERF_ATTR_DISABLED);
+	e->fixed = a->flags & PV_PERF_ATTR_PINNED;
+	n->perf = e;
+	err = group_join(t, group, e);
+	if (err) {
+		e->leader = e;
+		file_put(f);
+		return err;
+	}
+	if (!sw) {
+		e->idx = slot_find(t);
+		/*
+		 * No counter left: the event waits for its turn
+		 * (perf_event_rotate()).  A pinned event cannot wait; Linux
+		 * puts it in an error state, this kernel refuses it.
+		 */
+		if (e->idx < 0 && (a->flags & PV_PERF_ATTR_PINNED)) {
+			file_put(f);
+			return -EBUSY;
+		}
+		if (e->idx >= 0)
+			slot_program(t, e);
+	}
+	/* At the back of the line for a counter (multiplexing). */
+	for (pp = &t->perf_list; *pp; pp = &(*pp)->task_next)
+		;
+	*pp = e;
+	task_waiting_update(t);
 	if (perf_map_pages(t))
 		kprintf("%s[%d]: counter pages not mapped", t->comm, t->tid);
-	e->base = event_raw(e);
-	e->frozen = 0;
-	fd = fd_install(t->proc->fdt, f, 0, true);
-	if (fd < 0) {
+	e->clock = task_cpu_tsc(t, rdtsc());
+	event_settle(e);
+	fd = fd_install(t->proc->fdt, f, 0, flags & PV_PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
 		file_put(f);
-		return fd;
-	}
 	return fd;
-inval:
-	file_put(f);
-	return -EINVAL;
 }
+
+/* ---- multiplexing ---- */
+
+/*
+ * More events than counters: after each tick (100 Hz) of the running
+ * owner, on its way back to user mode with the BKL, the longest-waiting
+ * event takes a free counter, or the counter of the
+ * event that has had one longest, which goes to the back of the line.
+ * Times enabled and running then differ as on Linux, and a reader scales
+ * the count by their ratio.
+ */
+void perf_event_rotate(struct task *t)
+{
+	struct perf_event *in = NULL, *out = NULL, **pp;
+	int slot;
+
+	for (struct perf_event *e = t->perf_list; e; e = e->task_next) {
+		if (!event_rotates(e))
+			continue;
+		if (e->idx < 0 && !in)
+			in = e;
+		if (e->idx >= 0 && !out)
+			out = e;
+	}
+	if (!in)
+		return;
+	slot = slot_find(t);
+	if (slot < 0 && out) {
+		event_sync(out);
+		out->live = false;
+		slot = out->idx;
+		out->idx = -1;
+		t->perf[slot] = NULL;
+		t->tpage->global_ctrl &= ~(1ull << slot);
+		for (pp = &t->perf_list; *pp != out; pp = &(*pp)->task_next)
+			;
+		*pp = out->task_next;
+		for (out->task_next = NULL; *pp; pp = &(*pp)->task_next)
+			;
+		*pp = out;
+	}
+	if (slot < 0)
+		return;
+	event_sync(in);
+	in->idx = slot;
+	slot_program(t, in);
+	event_settle(in);
+	task_waiting_update(t);
+}
+
+/* ---- read, ioctl, fcntl, mmap ---- */
 
 s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len)
 {
-	u64 v[4];
-	int n = 0;
+	u64 v[3 + 2 * (PV_VPMU_NR_GP + 16)], val, ena, run, rf = e->read_format;
+	u32 n = 0, nr = 0;
 
-	v[n++] = event_value(e);
-	if (e->read_format & PV_PERF_FORMAT_TOTAL_TIME_ENABLED)
-		v[n++] = ns_from_tsc(rdtsc());
-	if (e->read_format & PV_PERF_FORMAT_TOTAL_TIME_RUNNING)
-		v[n++] = ns_from_tsc(rdtsc());
-	if (e->read_format & PV_PERF_FORMAT_ID)
-		v[n++] = e->idx;
+	if (!(rf & PV_PERF_FORMAT_GROUP)) {
+		event_value(e, &val, &ena, &run);
+		v[n++] = val;
+		if (rf & PV_PERF_FORMAT_TOTAL_TIME_ENABLED)
+			v[n++] = ena;
+		if (rf & PV_PERF_FORMAT_TOTAL_TIME_RUNNING)
+			v[n++] = run;
+		if (rf & PV_PERF_FORMAT_ID)
+			v[n++] = e->id;
+		if (rf & PV_PERF_FORMAT_LOST)
+			v[n++] = 0;
+	} else {
+		/* { nr, [enabled], [running], { value, [id], [lost] }[nr] },
+		 * the times the leader's */
+		struct perf_event *l = e->leader;
+
+		event_value(l, &val, &ena, &run);
+		n = 1;
+		if (rf & PV_PERF_FORMAT_TOTAL_TIME_ENABLED)
+			v[n++] = ena;
+		if (rf & PV_PERF_FORMAT_TOTAL_TIME_RUNNING)
+			v[n++] = run;
+		for (struct perf_event *s = l; s; s = s->sibling, nr++) {
+			if (n + 3 > sizeof(v) / sizeof(v[0]))
+				return -ENOSPC;
+			event_value(s, &val, &ena, &run);
+			v[n++] = val;
+			if (rf & PV_PERF_FORMAT_ID)
+				v[n++] = s->id;
+			if (rf & PV_PERF_FORMAT_LOST)
+				v[n++] = 0;
+		}
+		v[0] = nr;
+	}
 	if (len < n * 8u)
 		return -ENOSPC;
 	if (!user_range_ok(ubuf, n * 8) || copy_to_user((void *)ubuf, v, n * 8))
@@ -220,33 +732,63 @@ static u64 trap_write_cycles(u64 n)
 	return rdtsc() - t0;
 }
 
+/* IOC_PERIOD: the next overflow one new period from now. */
+static int event_period_set(struct perf_event *e, u64 uarg)
+{
+	struct task *t = current_task();
+	u64 p;
+
+	if (!user_range_ok(uarg, 8) || copy_from_user(&p, (void *)uarg, 8))
+		return -EFAULT;
+	if (!e->period || e->sw)
+		return -EINVAL;	/* not a sampling event */
+	if (!p || p >= (1ull << 31))
+		return -EINVAL;
+	if (e->owner != t || e->idx < 0)
+		return -EINVAL;	/* only the running owner's counter */
+	event_sync(e);
+	e->period = p;
+	e->overflows = 0;
+	e->child_counts = 0;
+	wrmsr(PV_MSR_IA32_A_PMC0 + e->idx, (PV_VPMU_MASK + 1 - p) & PV_VPMU_MASK);
+	e->base = event_raw(e, rdtsc());
+	return 0;
+}
+
 s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg)
 {
 	u64 v;
 
 	switch ((u32)cmd) {	/* an int in the C library: sign-extended */
 	case PV_PERF_EVENT_IOC_ENABLE:
-	case PV_PERF_EVENT_IOC_REFRESH:
-		if (!e->enabled) {
-			e->base = event_raw(e) - e->frozen;
-			e->enabled = true;
-		}
+		event_for_each(e, arg, event_enable);
 		return 0;
 	case PV_PERF_EVENT_IOC_DISABLE:
-		if (e->enabled) {
-			e->frozen = event_value(e);
-			e->enabled = false;
-		}
+		event_for_each(e, arg, event_disable);
 		return 0;
 	case PV_PERF_EVENT_IOC_RESET:
-		e->base = event_raw(e);
-		e->frozen = 0;
+		event_for_each(e, arg, event_reset);
 		return 0;
+	case PV_PERF_EVENT_IOC_REFRESH:
+		/* Enable for `arg` more overflows, then disable (POLL_HUP). */
+		if (e->inherit || !e->period || (s64)arg <= 0)
+			return -EINVAL;
+		e->limit += (int)arg;
+		event_enable(e);
+		return 0;
+	case PV_PERF_EVENT_IOC_PERIOD:
+		return event_period_set(e, arg);
 	case PV_PERF_EVENT_IOC_ID:
-		v = e->idx;
+		v = e->id;
 		if (!user_range_ok(arg, 8) || copy_to_user((void *)arg, &v, 8))
 			return -EFAULT;
 		return 0;
+	case PV_PERFVISOR_IOC_COUNTER:
+		/* Read in place from now on: it keeps its counter. */
+		if (e->idx < 0)
+			return -ENODATA;
+		e->fixed = true;
+		return e->idx;
 	case PV_PERFVISOR_IOC_TRAP_READ:
 		/* cycles of `arg` rdmsr of IA32_PMC0, each a trip to the VMM */
 		return trap_read_cycles(arg > 100000 ? 100000 : arg);
@@ -257,35 +799,200 @@ s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg)
 	}
 }
 
-void perf_event_fcntl(struct perf_event *e, u64 cmd, u64 arg)
+/*
+ * Overflow signal set-up, for the fcntl commands that concern a perf fd
+ * (F_SETFL's O_ASYNC is seen here and then set as usual by the caller).
+ * -ENOSYS: not a perf command, the caller goes on.
+ */
+s64 perf_event_fcntl(struct perf_event *e, int fd, u64 cmd, u64 arg)
 {
+	struct { int type; int pid; } own;
+
 	switch (cmd) {
 	case 4:		/* F_SETFL */
 		e->async = arg & O_ASYNC;
-		break;
-	case 8:		/* F_SETOWN */
-		e->sig_tid = (int)arg > 0 ? (int)arg : e->owner_tid;
-		break;
-	case 10:	/* F_SETSIG */
-		e->signo = arg ? (int)arg : SIGIO;
-		break;
+		e->fd = fd;
+		return -ENOSYS;
+	case F_SETOWN:
+		/* A positive pid is a process, negative a process group. */
+		e->sig_tid = (int)arg < 0 ? -(int)arg : (int)arg;
+		e->sig_to_thread = false;
+		e->fd = fd;
+		return 0;
+	case F_GETOWN:
+		return e->sig_tid;
+	case F_SETSIG:
+		if (arg > NSIG)
+			return -EINVAL;
+		e->signo = (int)arg;
+		e->fd = fd;
+		return 0;
+	case F_GETSIG:
+		return e->signo;
+	case F_SETOWN_EX:
+		if (!user_range_ok(arg, 8) || copy_from_user(&own, (void *)arg, 8))
+			return -EFAULT;
+		if (own.type != F_OWNER_TID && own.type != F_OWNER_PID &&
+		    own.type != 2)
+			return -EINVAL;
+		if (own.pid && !task_find(own.pid))
+			return -ESRCH;
+		e->sig_tid = own.pid;
+		e->sig_to_thread = own.type == F_OWNER_TID;
+		e->fd = fd;
+		return 0;
+	case F_GETOWN_EX:
+		own.type = e->sig_to_thread ? F_OWNER_TID : F_OWNER_PID;
+		own.pid = e->sig_tid;
+		if (!user_range_ok(arg, 8) || copy_to_user((void *)arg, &own, 8))
+			return -EFAULT;
+		return 0;
+	default:
+		return -ENOSYS;
 	}
+}
+
+/* Replace the anonymous page at va of the current address space by pa. */
+static int page_borrow(struct mm *mm, u64 va, u64 pa)
+{
+	bool huge;
+	u64 *pte = mm_walk(mm, va, false, &huge);
+
+	if (!pte || huge || !(*pte & PTE_P))
+		return -ENOMEM;
+	if (!(*pte & PTE_BORROWED))
+		page_free(*pte & PTE_ADDR);
+	*pte = pa | PTE_P | PTE_U | PTE_NX | PTE_BORROWED;
+	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
+	return 0;
+}
+
+/*
+ * mmap of a perf fd.  Offset 0: the perf_event_mmap_page, then the
+ * 2^n-page sample ring a sampling event asks for, which stays empty
+ * (samples go to `vmm record`, not here).  PV_PERF_MMAP_THREAD_OFF: the
+ * thread's counter page, for libvpmu.
+ */
+s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off)
+{
+	struct mm *mm = current_task()->proc->mm;
+	u64 pages = (len + PAGE_SIZE - 1) / PAGE_SIZE, pa;
+	s64 va;
+
+	if (off == PV_PERF_MMAP_THREAD_OFF)
+		return e->owner ? (s64)PV_VPMU_THREAD_VA(e->owner_tid) : -EINVAL;
+	if (off || !pages || ((pages - 1) & (pages - 2)))
+		return -EINVAL;
+	/* One mapping per event: the page is freed at close. */
+	if (e->page_va)
+		return -EBUSY;
+	pa = V2P(e->page);
+	if (!e->page) {
+		pa = page_alloc_zero();
+		if (!pa)
+			return -ENOMEM;
+		e->page = P2V(pa);
+		e->page->version = 0;
+		e->page->compat_version = 0;
+		/* cap_bit0_is_deprecated: the capabilities bits below
+		 * mean what they say */
+		e->page->capabilities = 1ull << 1;
+		e->page->pmc_width = PV_VPMU_WIDTH;
+		e->page->size = sizeof(struct pv_perf_mmap_page);
+	}
+	va = mm_mmap_anon(mm, 0, len, PROT_READ, false);
+	if (va < 0)
+		return va;
+	if (page_borrow(mm, va, pa)) {
+		mm_munmap(mm, va, len);
+		return -ENOMEM;
+	}
+	e->page_va = va;
+	e->page_len = len;
+	e->page_mm = mm;
+	event_sync(e);
+	event_page_update(e);
+	return va;
+}
+
+/* ---- lifetime ---- */
+
+static void event_unlink_task(struct perf_event *e)
+{
+	struct task *t = e->owner;
+
+	for (struct perf_event **p = &t->perf_list; *p; p = &(*p)->task_next)
+		if (*p == e) {
+			*p = e->task_next;
+			break;
+		}
+	if (e->idx >= 0 && t->tpage && t->perf[e->idx] == e) {
+		t->perf[e->idx] = NULL;
+		t->tpage->global_ctrl &= ~(1ull << e->idx);
+		t->tpage->evtsel[e->idx] = 0;
+		perf_reload(t);
+	}
+	task_waiting_update(t);
+}
+
+/* Linux turns a closed leader's siblings into groups of their own. */
+static void event_unlink_group(struct perf_event *e)
+{
+	struct perf_event *l = e->leader, *s, *next;
+
+	if (l == e) {
+		for (s = e->sibling; s; s = next) {
+			next = s->sibling;
+			event_sync(s);
+			s->leader = s;
+			s->sibling = NULL;
+			event_settle(s);
+		}
+		return;
+	}
+	for (s = l; s->sibling; s = s->sibling)
+		if (s->sibling == e) {
+			s->sibling = e->sibling;
+			break;
+		}
 }
 
 void perf_event_release(struct perf_event *e)
 {
-	struct task *t = task_find(e->owner_tid);
-
-	if (t == e->owner && t->tpage && t->perf[e->idx] == e) {
-		t->perf[e->idx] = NULL;
-		t->tpage->global_ctrl &= ~(1ull << e->idx);
-		t->tpage->evtsel[e->idx] = 0;
-		if (t == current_task())
-			perf_reload(t);
-		else
-			kpmu_task_config_changed(t);
+	event_unlink_group(e);
+	if (e->owner)
+		event_unlink_task(e);
+	if (e->page) {
+		/* The mapping goes with the page (Linux keeps it to munmap). */
+		if (e->page_va && current_task()->proc->mm == e->page_mm)
+			mm_munmap(e->page_mm, e->page_va, e->page_len);
+		page_free(V2P(e->page));
 	}
 	kfree(e);
+}
+
+void perf_event_task_exit(struct task *t)
+{
+	for (struct perf_event *e = t->perf_list; e; e = e->task_next) {
+		event_sync(e);
+		event_page_update(e);
+		e->live = false;
+		e->owner = NULL;
+		if (e->idx >= 0)
+			t->perf[e->idx] = NULL;
+	}
+	t->perf_list = NULL;
+	t->perf_waiting = false;
+}
+
+u32 perf_event_private_slots(const struct task *parent)
+{
+	u32 m = 0;
+
+	for (int i = 0; i < PV_VPMU_NR_GP; i++)
+		if (parent->perf[i] && !parent->perf[i]->inherit)
+			m |= 1u << i;
+	return m;
 }
 
 /* PMI on this CPU: the running thread owns the interrupting counters. */
@@ -293,29 +1000,47 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 {
 	struct perf_event *e = idx < PV_VPMU_NR_GP ? t->perf[idx] : NULL;
 	struct task *to;
-	u64 at;
+	int code = POLL_IN, sig;
 
 	(void)tf;
 	if (!e)
 		return false;
-	/* The event's value at this overflow point. */
-	at = (e->overflows + 1) * e->period + e->child_counts - e->base;
 	/* Re-arm: the next overflow comes 'period' events after this one;
 	 * events past the wrap (skid) carry over. */
 	kpmu_rearm(idx, e->period);
 	e->overflows++;
-	/* A disabled event does not overflow, but an overflow from before
-	 * the disable can arrive after it: delivery waits for the owner
-	 * to run again when a switch came in between. */
-	if (!e->enabled && at > e->frozen)
+	/*
+	 * A stopped event does not overflow.  An overflow from before the
+	 * stop can arrive after it (delivery waits for the owner to run
+	 * again when a switch came in between): its point is at or below
+	 * the raw count the stop left in base.
+	 */
+	if (!e->live && e->overflows * e->period + e->child_counts > e->base)
 		return true;
-	if (e->async) {
-		to = task_find(e->sig_tid);
-		if (to && to->proc == t->proc) {
-			to->sig_code[e->signo - 1] = POLL_IN;
-			to->sig_value[e->signo - 1] = 0;
-			signal_send(to, e->signo, true);
-		}
+	if (e->limit && !--e->limit) {
+		code = POLL_HUP;
+		event_disable(e);
 	}
+	if (!e->async)
+		return true;
+	to = task_find(e->sig_tid);
+	if (!to || to->proc != t->proc)
+		return true;
+	sig = e->signo ? e->signo : SIGIO;
+	to->sig_code[sig - 1] = code;
+	to->sig_value[sig - 1] = (code == POLL_IN ? POLLIN_BAND : POLLHUP_BAND) |
+				 (u64)(u32)e->fd << 32;
+	/* F_SETSIG 0 sends SIGIO without the siginfo fields. */
+	if (e->signo)
+		to->sig_poll |= 1ull << (sig - 1);
+	else
+		to->sig_poll &= ~(1ull << (sig - 1));
+	/*
+	 * F_SETOWN names a process, but Linux gives the thread whose id it
+	 * was given the first crack at the signal (complete_signal()): that
+	 * thread takes it unless it blocks it.
+	 */
+	signal_send(to, sig, e->sig_to_thread ||
+		    !(to->sigmask & (1ull << (sig - 1))));
 	return true;
 }

@@ -5,26 +5,64 @@
 #include "kernel.h"
 
 struct task;
+struct pv_vpmu_thread_page;
+struct pv_perf_mmap_page;
 
-/* One perf_event_open() fd: counter slot `idx` of its owner's page. */
+/*
+ * One perf_event_open() fd.  A hardware event is counter slot `idx` of its
+ * owner's page (-1 while multiplexing has none for it); a software one
+ * reads the owner's task fields.
+ *
+ * Counting is folded into `acc` at every state change (perf_event.c's
+ * event_sync()), so a value is acc plus the raw count since `base` while
+ * the event is live; time enabled and running advance on the owner's CPU
+ * time, as Linux's per-task context time does.
+ */
 struct perf_event {
-	struct task *owner;
+	struct task *owner;		/* NULL once it exited */
 	int owner_tid;
 	int idx;
+	u32 sw;				/* PERF_COUNT_SW_* + 1, 0: hardware */
+	u64 evtsel;
+	u64 id;				/* PERF_EVENT_IOC_ID, PERF_FORMAT_ID */
 	u64 period;			/* sample_period: interrupts when set */
 	u64 read_format;
-	bool enabled;
+	bool enabled;			/* its own state (IOC_ENABLE) */
+	bool live;			/* counting now: enabled, leader too */
+	bool inherit;
+	bool fixed;			/* pinned, or read in place by libvpmu:
+					 * never rotated off its counter */
 	bool async;			/* O_ASYNC: signal on overflow */
-	int signo;			/* F_SETSIG, SIGIO by default */
-	int sig_tid;			/* F_SETOWN */
-	u64 base;			/* raw count at the last reset/enable */
-	u64 frozen;			/* value while disabled */
+	bool sig_to_thread;		/* F_SETOWN_EX F_OWNER_TID */
+	int signo;			/* F_SETSIG, 0: SIGIO without si_fd */
+	int sig_tid;			/* F_SETOWN(_EX) */
+	int fd;				/* for si_fd: where fcntl() set it up */
+	int limit;			/* IOC_REFRESH: overflows left, 0: any */
+	u64 acc;			/* count up to the last sync */
+	u64 base;			/* raw count at the last sync */
+	u64 clock;			/* owner's CPU TSC at the last sync */
+	u64 ena_tsc, run_tsc;		/* time enabled, running (TSC) */
 	u64 child_counts;		/* inherit: exited children's counts */
 	u64 overflows;
+	struct perf_event *leader;	/* itself when it leads */
+	struct perf_event *sibling;	/* next in its leader's group */
+	struct perf_event *task_next;	/* owner's perf_list */
+	struct pv_perf_mmap_page *page;	/* mmap() offset 0, once mapped */
+	u64 page_va, page_len;
+	struct mm *page_mm;
 };
 
 s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 			u64 a5);
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf);
+s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off);
+/* A tick of t while t->perf_waiting: the counters change hands. */
+void perf_event_rotate(struct task *t);
+/* t exits: its events keep what they counted. */
+void perf_event_task_exit(struct task *t);
+/* Counter slots of parent a new thread must not count for it: those of
+ * events without attr.inherit. */
+u32 perf_event_private_slots(const struct task *parent);
+u64 perf_config_id(const struct pv_vpmu_thread_page *tp);
 
 #endif

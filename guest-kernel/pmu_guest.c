@@ -35,6 +35,8 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page,
 	       VP_STEP_DL_BRANCHES, "asm");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.rip) ==
 	       VP_STEP_RIP, "asm");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.traps) ==
+	       VP_STEP_TRAPS, "asm");
 _Static_assert(PV_BP_PORT == PV_BP_PORT_ASM, "asm");
 _Static_assert(PV_PF_ERR_STEP == PV_PF_ERR_STEP_ASM, "asm");
 
@@ -118,6 +120,8 @@ void kpmu_task_init(struct task *t, struct task *parent)
 		return;
 	tp = t->tpage;
 	if (parent) {
+		u32 priv = perf_event_private_slots(parent);
+
 		t->pmu_parent_tid = parent->tid;
 		memcpy(tp->evtsel, parent->tpage->evtsel, sizeof(tp->evtsel));
 		tp->fixed_ctrl = parent->tpage->fixed_ctrl;
@@ -125,6 +129,14 @@ void kpmu_task_init(struct task *t, struct task *parent)
 		tp->config_id = parent->tpage->config_id;
 		tp->nr_map = parent->tpage->nr_map;
 		memcpy(tp->map, parent->tpage->map, sizeof(tp->map));
+		/* Events without attr.inherit count their own thread only. */
+		for (int i = 0; priv && i < PV_VPMU_NR_GP; i++)
+			if (priv & (1u << i)) {
+				tp->evtsel[i] = 0;
+				tp->global_ctrl &= ~(1ull << i);
+			}
+		if (priv)
+			tp->config_id = perf_config_id(tp);
 		/* Interrupting counters start one period before they wrap. */
 		for (int i = 0; i < PV_VPMU_NR_GP; i++)
 			if (tp->evtsel[i] & PV_EVTSEL_INT)
@@ -196,10 +208,12 @@ void kpmu_task_exit(struct task *t)
 
 	if (!t->tpage)
 		return;
+	perf_event_task_exit(t);
 	/* perf's inherit: an exited child's counts go to the parent event. */
 	p = t->pmu_parent_tid ? task_find(t->pmu_parent_tid) : NULL;
 	for (int i = 0; p && p->proc == t->proc && i < PV_VPMU_NR_GP; i++)
-		if (p->perf[i] && (t->pmu_count_mask & (1u << i)))
+		if (p->perf[i] && p->perf[i]->inherit &&
+		    (t->pmu_count_mask & (1u << i)))
 			p->perf[i]->child_counts += task_count(t, i);
 	if (!boot_params->stat_nr)
 		return;
@@ -309,6 +323,7 @@ bool kpmu_debug_trap(struct trapframe *tf)
 
 	if (!vp || !(vp->step.enable & 1))
 		return false;			/* not ours: SIGTRAP */
+	vp->step.traps++;
 	/* RIP unchanged: a rep string iteration (retires once, at the end)
 	 * or a jump to itself (retires every time). */
 	if (tf->rip == vp->step.rip &&

@@ -35,6 +35,10 @@ static __always_inline void kpmu_switch_inline(struct task *prev,
 	struct pv_vpmu_masks om = task_pmu_masks(prev);
 	struct pv_vpmu_masks im = task_pmu_masks(next);
 
+	/* perf's cpu-migrations, for a thread that asked for them: resumed
+	 * on another CPU than it left.  One test on every counted switch. */
+	if (unlikely(next->perf_migrations) && next->cpu != c)
+		next->nr_migrations++;
 	if (!pv_vpmu_switch_stays_local(vp, om.intr | im.intr, ip) &&
 	    pv_vpmu_switch_exits(vp, om, ip, im)) {
 		if (ip) {

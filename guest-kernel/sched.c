@@ -8,6 +8,7 @@
 #include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
+#include "perf_event.h"
 #include "pmu_guest.h"
 #include "pmu_switch.h"
 #include "sync.h"
@@ -418,6 +419,10 @@ void sched_tick(void)
 
 	c->ticks++;
 	c->need_resched = true;
+	/* Multiplexing: more events than counters take turns, at the
+	 * return to user mode (this runs without the BKL). */
+	if (unlikely(current_task()->perf_waiting))
+		current_task()->perf_rotate = true;
 }
 
 /*
@@ -434,12 +439,17 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 	for (;;) {
 		if (unlikely(timed_head != NULL))
 			timers_check();
+		if (unlikely(t->perf_rotate)) {
+			t->perf_rotate = false;
+			perf_event_rotate(t);
+		}
 		if (unlikely(c->need_resched)) {
 			schedule();
 			c = t->cpu;
 		}
-		/* Tickless unless a task waits for a CPU or a deadline. */
-		want = runq_head || timed_head;
+		/* Tickless unless a task waits for a CPU or a deadline, or
+		 * this one's events for a counter (multiplexing). */
+		want = runq_head || timed_head || t->perf_waiting;
 		if (unlikely(c->timer_on != want))
 			lapic_timer_set(want);
 		if (likely(!signal_pending(t)))

@@ -152,6 +152,10 @@ static int signal_frame_build(struct trapframe *tf, int sig,
 	fr.info.signo = sig;
 	fr.info.code = t->sig_code[sig - 1];
 	fr.info.f[0] = t->sig_value[sig - 1];
+	if (t->sig_poll & SIGBIT(sig)) {	/* si_band, si_fd */
+		fr.info.f[0] = (u32)t->sig_value[sig - 1];
+		fr.info.f[1] = t->sig_value[sig - 1] >> 32;
+	}
 	fpu_legacy_save(t);
 	if (copy_to_user((void *)fp, t->fxsave, 512) ||
 	    copy_to_user((void *)frame, &fr, sizeof(fr)))
@@ -297,6 +301,7 @@ static s64 signal_kill_task(struct task *t, int sig, bool thread, int code)
 	if (sig) {
 		t->sig_code[sig - 1] = code;
 		t->sig_value[sig - 1] = current_task()->proc->pid;
+		t->sig_poll &= ~SIGBIT(sig);
 		signal_send(t, sig, thread);
 	}
 	return 0;

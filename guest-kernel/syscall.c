@@ -61,11 +61,10 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 static __attribute__((noinline)) s64 sys_mmap_fd(u64 addr, u64 len, u64 prot,
 						 u64 flags, u64 fd, u64 off)
 {
-	/* perf_event_open fds map the thread's counter page. */
 	struct file *f = fd_file(current_task()->proc->fdt, fd);
 
 	if (f && f->ino->kind == VN_PERF)
-		return PV_VPMU_THREAD_VA(f->ino->perf->owner_tid);
+		return perf_event_mmap(f->ino->perf, len, off);
 	return mmap_file(addr, len, prot, flags, fd, off);
 }
 

@@ -86,6 +86,8 @@ struct task {
 	 * switched in while it runs: a switch is one add and one sub. */
 	u64 run_tsc;
 	u64 nr_switches;		/* times switched in */
+	u64 nr_migrations;		/* CPU changes, once perf_migrations */
+	bool perf_migrations;		/* a cpu-migrations event was opened */
 	struct task *all_next;		/* every task, for tid lookup */
 	bool vfork_child;
 	struct pv_vpmu_thread_page *tpage;	/* counters, when it has any */
@@ -93,10 +95,15 @@ struct task {
 	u32 pmu_int_mask;		/* counters saved/restored (i-mode) */
 	int pmu_parent_tid;		/* inherit: whose events it counts for */
 	struct perf_event *perf[4];	/* perf_event_open fds, by counter */
+	struct perf_event *perf_list;	/* all its events (perf_event.c) */
+	bool perf_waiting;		/* one waits for a counter (mux) */
+	bool perf_rotate;		/* a tick asked to rotate them */
 	u64 fault_addr;			/* cr2 of the last user fault */
 	int sig_code[NSIG];		/* siginfo si_code per signal */
 	u64 sig_value[NSIG];		/* si_pid / si_addr per signal */
 	u64 altstack_sp, altstack_size;	/* sigaltstack(), size 0: none */
+	u64 sig_poll;			/* SIGBITs whose sig_value is si_band
+					 * | si_fd << 32 (perf overflow) */
 	char comm[16];
 	u64 xstate_pa;			/* XSAVE area (fpu.c), or 0 */
 	struct cpu *fpu_cpu;		/* whose registers hold its state */

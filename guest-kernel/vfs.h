@@ -266,7 +266,8 @@ int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len);
 s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len);
 s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg);
 void perf_event_release(struct perf_event *e);
-void perf_event_fcntl(struct perf_event *e, u64 cmd, u64 arg);
+/* -ENOSYS: not a perf command, fcntl goes on */
+s64 perf_event_fcntl(struct perf_event *e, int fd, u64 cmd, u64 arg);
 #endif
 
 #ifndef VFS_HOST

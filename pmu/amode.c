@@ -115,6 +115,16 @@ void pmu_counter_set(struct pmu_vcpu *v, unsigned int idx, uint64_t value)
 	}
 }
 
+/* Time-based: host steal time is not the guest's. */
+static bool pmu_counter_counts_time(const struct pmu_counter *c)
+{
+	unsigned int f = c->src->ops->flags;
+
+	return (f & PMU_SRC_TIME) ||
+		((f & PMU_SRC_TIME_CYCLES) &&
+		 (c->event == PV_EVENT_CYCLES || c->event == PV_EVENT_REF_CYCLES));
+}
+
 /*
  * Host preemption inside KVM_RUN is invisible as an exit, so for
  * time-based counters the caller reports it.  Only paused counters drop
@@ -129,8 +139,7 @@ void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles)
 		struct pmu_counter *c = &v->ctr[i];
 		uint64_t drop;
 
-		if (!c->enabled || c->running ||
-		    !(c->src->ops->flags & PMU_SRC_TIME))
+		if (!c->enabled || c->running || !pmu_counter_counts_time(c))
 			continue;
 		drop = cycles < c->run_events ? cycles : c->run_events;
 		c->run_events -= drop;
@@ -175,7 +184,10 @@ static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
 			(c->interrupt ? PV_VPMU_CTR_INT : 0);
 		pc->event = c->event;
 		pc->read = read;
-		pc->step_mask = read == PV_VPMU_READ_STEP ? mask : 0;
+		pc->step_mask = read == PV_VPMU_READ_STEP ||
+			read == PV_VPMU_READ_TSC_STEP ? mask : 0;
+		pc->step_cost = read == PV_VPMU_READ_TSC_STEP ?
+			c->src->ops->step_cost(c->src, v) : 0;
 		/* Bit 1 asks the kernel to decode branches as well.  A
 		 * kernel-only counter needs no user stepping. */
 		if (c->running && read == PV_VPMU_READ_STEP &&

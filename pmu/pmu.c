@@ -165,6 +165,8 @@ void pmu_vcpu_exit(struct pmu_vcpu *v, enum pmu_exit_reason reason)
 
 bool pmu_vcpu_enter(struct pmu_vcpu *v)
 {
+	if (v->pmu->src->ops->vcpu_enter)
+		v->pmu->src->ops->vcpu_enter(v->pmu->src, v);
 	if (!v->in_guest && v->stats.exits)
 		v->virt[PV_EVENT_VMM_TIME >> 8] +=
 			v->pmu->clock.ns(v->pmu->clock.arg) - v->exit_ns;

@@ -18,6 +18,9 @@
  * vmm-time), so its counters are never paused at a deschedule.
  */
 #define PMU_SRC_OFF_CPU	0x2u
+/* Its cycles and ref-cycles count time (steal dropped), its other
+ * events do not. */
+#define PMU_SRC_TIME_CYCLES	0x4u
 
 struct pmu_source {
 	const struct pmu_source_ops *ops;
@@ -68,6 +71,14 @@ struct pmu_source_ops {
 	 */
 	bool (*kernel_step)(struct pmu_source *s, struct pmu_vcpu *v,
 			    bool branch);
+	/*
+	 * Optional: vCPU v enters the guest, before its counters resume
+	 * (paused ones are at rest: a source may change how it reads now).
+	 */
+	void (*vcpu_enter)(struct pmu_source *s, struct pmu_vcpu *v);
+	/* Optional: PV_VPMU_READ_TSC_STEP's TSC cost per step on v. */
+	uint64_t (*step_cost)(const struct pmu_source *s,
+			      const struct pmu_vcpu *v);
 	/* Optional: earliest armed deadline as a TSC value. */
 	bool (*timer_deadline)(struct pmu_source *s, struct pmu_vcpu *v,
 			       uint64_t *tsc);

@@ -8,11 +8,31 @@
  * before retiring another user instruction.  CPL0 code is emulated on
  * these hosts, so KVM_GUESTDBG_SINGLESTEP steps it (and only it): the VMM
  * counts kernel instructions itself when a counter has the OS bit.
+ *
+ * cycles and ref-cycles, so that instructions and cycles can be counted
+ * together: the TSC while the vCPU runs (user and kernel alike, as the
+ * tsc source counts them, host steal dropped), less the cost of the
+ * traps themselves, Perfctr-Xen's overhead compensation.  Each single
+ * step and each block trap (step.traps) costs one, so Phys(t) = TSC -
+ * cost * traps, where cost is 7/8 of the least TSC per trap this vCPU
+ * has been seen to take over a run of at least STEP_CAL_MIN traps between
+ * two VMM entries, host steal left out: the average trap varies by a few
+ * percent with the host's load, and a cost above the traps of a later
+ * stretch would leave its count standing still (it never goes back).  Guest code reads it directly
+ * (PV_VPMU_READ_TSC_STEP).  What remains is user time,
+ * kernel time, and each trap's time above that least cost
+ * (docs/design.md, "Cycles under the step source").
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "internal.h"
+
+/* Steps between two VMM entries that measure the cost of a step, and the
+ * calibration exits' spacing before and after the first measurement. */
+#define STEP_CAL_MIN		256
+#define STEP_CAL_FIRST		256
+#define STEP_CAL_EVERY		65536
 
 struct step_vcpu {
 	/* Kernel slots, counted by the VMM; mirrored into the page. */
@@ -20,6 +40,12 @@ struct step_vcpu {
 	uint64_t deadline[PMU_NR];	/* in Phys units of the counter */
 	uint8_t mask[PMU_NR];
 	bool armed[PMU_NR];
+	/* cycles: TSC per step (0 until measured), and the TSC and user
+	 * step count at the last entry */
+	uint64_t cost;
+	uint64_t cal_tsc, cal_steps, cal_steal_ns;
+	bool cal_valid;
+	uint64_t cal_deadline;		/* user steps: exit to measure */
 };
 
 struct step_source {
@@ -46,6 +72,11 @@ static uint8_t step_mask(uint16_t event, unsigned int mode)
 		return 0;
 	}
 	return (mode & PMU_MODE_USR ? usr : 0) | (mode & PMU_MODE_OS ? os : 0);
+}
+
+static bool step_is_cycles(uint16_t event)
+{
+	return event == PV_EVENT_CYCLES || event == PV_EVENT_REF_CYCLES;
 }
 
 static bool step_slot_is_kernel(unsigned int slot)
@@ -86,6 +117,8 @@ static int step_create(struct pmu *pmu, struct pmu_source **out,
 		*err = "out of memory";
 		return -ENOMEM;
 	}
+	for (unsigned int i = 0; i < pmu->nr_vcpus; i++)
+		st->vcpus[i].cal_deadline = PV_STEP_NO_DEADLINE;
 	st->base.ops = &pmu_source_step;
 	st->base.pmu = pmu;
 	*out = &st->base;
@@ -102,12 +135,29 @@ static bool step_can_count(const struct pmu_source *s, uint16_t event,
 			   unsigned int mode)
 {
 	(void)s;
-	return step_mask(event, mode) != 0;
+	return step_mask(event, mode) != 0 || step_is_cycles(event);
+}
+
+/* The traps taken to count user code: single steps and block traps. */
+static uint64_t step_user_steps(const struct pmu_vcpu *v)
+{
+	return v->page ? __atomic_load_n(&v->page->step.traps,
+					 __ATOMIC_RELAXED) : 0;
+}
+
+static uint64_t step_cycles(struct pmu_source *s, struct pmu_vcpu *v)
+{
+	const struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
+
+	return s->pmu->clock.tsc(s->pmu->clock.arg) -
+		sv->cost * step_user_steps(v);
 }
 
 static uint64_t step_read(struct pmu_source *s, struct pmu_vcpu *v,
 			  uint16_t event, unsigned int mode)
 {
+	if (step_is_cycles(event))
+		return step_cycles(s, v);
 	return step_sum(v, &to_step(s)->vcpus[pmu_vcpu_id(v)],
 			step_mask(event, mode));
 }
@@ -116,8 +166,17 @@ static uint8_t step_direct(const struct pmu_source *s, uint16_t event,
 			   unsigned int mode, uint8_t *mask)
 {
 	(void)s;
+	if (step_is_cycles(event)) {
+		*mask = 1u << PV_STEP_USER_INSNS;
+		return PV_VPMU_READ_TSC_STEP;
+	}
 	*mask = step_mask(event, mode);
 	return PV_VPMU_READ_STEP;
+}
+
+static uint64_t step_cost(const struct pmu_source *s, const struct pmu_vcpu *v)
+{
+	return to_step((struct pmu_source *)s)->vcpus[pmu_vcpu_id(v)].cost;
 }
 
 /*
@@ -136,6 +195,7 @@ static void step_publish_deadlines(struct pmu_vcpu *v, struct step_vcpu *sv)
 		return;
 	for (unsigned int s = 0; s < PV_STEP_SLOTS; s++)
 		p->step.deadline[s] = PV_STEP_NO_DEADLINE;
+	p->step.deadline[PV_STEP_USER_INSNS] = sv->cal_deadline;
 	for (unsigned int i = 0; i < PMU_NR; i++) {
 		for (unsigned int k = 0; k < 2; k++) {
 			unsigned int slot = user_slots[k];
@@ -157,6 +217,9 @@ static void step_arm(struct pmu_source *s, struct pmu_vcpu *v,
 {
 	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
 
+	/* A cycles overflow is seen at the next exit, like an unarmed one. */
+	if (step_is_cycles(event))
+		return;
 	sv->deadline[idx] = deadline;
 	sv->mask[idx] = step_mask(event, mode);
 	sv->armed[idx] = true;
@@ -194,9 +257,84 @@ static bool step_kernel_step(struct pmu_source *s, struct pmu_vcpu *v,
 	return false;
 }
 
+/* Does v count cycles with this source? */
+static bool step_cycles_enabled(const struct pmu_source *s,
+				const struct pmu_vcpu *v)
+{
+	for (unsigned int i = 0; i < PMU_NR; i++)
+		if (v->ctr[i].enabled && v->ctr[i].src == s &&
+		    step_is_cycles(v->ctr[i].event))
+			return true;
+	return false;
+}
+
+/*
+ * At each entry: measure the steps since the last one, and take a cheaper
+ * step as the new cost.  A counter still running (the raw policy keeps
+ * counting through exits) is folded at the old cost and restarted at the
+ * new one, so the change does not move it.  While cycles are counted, a
+ * calibration exit comes every STEP_CAL_EVERY user steps (the first after
+ * STEP_CAL_FIRST): otherwise a thread that never exits is never measured.
+ */
+static void step_vcpu_enter(struct pmu_source *s, struct pmu_vcpu *v)
+{
+	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
+	uint64_t now = s->pmu->clock.tsc(s->pmu->clock.arg);
+	uint64_t n = step_user_steps(v), cost = sv->cost, per, ran;
+	/* Host preemption is not a step's cost: it is dropped as steal. */
+	uint64_t stolen = (uint64_t)((unsigned __int128)(v->steal_ns -
+		sv->cal_steal_ns) * s->pmu->tsc_khz / 1000000u);
+
+	ran = now - sv->cal_tsc;
+	if (sv->cal_valid && n - sv->cal_steps >= STEP_CAL_MIN &&
+	    now > sv->cal_tsc && ran > stolen) {
+		per = (ran - stolen) / (n - sv->cal_steps);
+		per -= per / 8;
+		if (!cost || per < cost)
+			cost = per;
+		/* The first run was counted uncompensated: drop its steps'
+		 * cost now, as steal is dropped (never below a value the
+		 * guest may have read at the last entry). */
+		for (unsigned int i = 0; !sv->cost && i < PMU_NR; i++) {
+			struct pmu_counter *c = &v->ctr[i];
+			uint64_t drop = cost * (n - sv->cal_steps);
+
+			if (!c->enabled || c->running || c->src != s ||
+			    !step_is_cycles(c->event))
+				continue;
+			if (drop > c->run_events)
+				drop = c->run_events;
+			c->run_events -= drop;
+			c->sum = (c->sum - drop) & PV_VPMU_MASK;
+		}
+	}
+	sv->cal_tsc = now;
+	sv->cal_steps = n;
+	sv->cal_steal_ns = v->steal_ns;
+	sv->cal_valid = true;
+	if (cost != sv->cost) {
+		for (unsigned int i = 0; i < PMU_NR; i++)
+			if (v->ctr[i].running && v->ctr[i].src == s &&
+			    step_is_cycles(v->ctr[i].event))
+				pmu_counter_fold(v, i);
+		sv->cost = cost;
+		for (unsigned int i = 0; i < PMU_NR; i++)
+			if (v->ctr[i].running && v->ctr[i].src == s &&
+			    step_is_cycles(v->ctr[i].event))
+				v->ctr[i].start = step_cycles(s, v);
+	}
+	/* The deadline is in user instructions, which a trap retires one
+	 * or more of: the exit comes after at least as many traps. */
+	sv->cal_deadline = !step_cycles_enabled(s, v) ? PV_STEP_NO_DEADLINE :
+		(v->page ? v->page->step.count[PV_STEP_USER_INSNS] : 0) +
+		(sv->cost ? STEP_CAL_EVERY : STEP_CAL_FIRST);
+	step_publish_deadlines(v, sv);
+}
+
 const struct pmu_source_ops pmu_source_step = {
 	.name = "step",
 	.id = PV_VPMU_SOURCE_STEP,
+	.flags = PMU_SRC_TIME_CYCLES,
 	.create = step_create,
 	.destroy = step_destroy,
 	.can_count = step_can_count,
@@ -205,4 +343,6 @@ const struct pmu_source_ops pmu_source_step = {
 	.arm = step_arm,
 	.disarm = step_disarm,
 	.kernel_step = step_kernel_step,
+	.vcpu_enter = step_vcpu_enter,
+	.step_cost = step_cost,
 };

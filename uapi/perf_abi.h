@@ -18,23 +18,52 @@
 
 /* perf_event_attr.type, and .config for PERF_TYPE_HARDWARE */
 #define PV_PERF_TYPE_HARDWARE		0
+#define PV_PERF_TYPE_SOFTWARE		1
+#define PV_PERF_TYPE_HW_CACHE		3
 #define PV_PERF_TYPE_RAW		4
 #define PV_PERF_COUNT_HW_CPU_CYCLES	0
 #define PV_PERF_COUNT_HW_INSTRUCTIONS	1
+#define PV_PERF_COUNT_HW_CACHE_REFERENCES 2
+#define PV_PERF_COUNT_HW_CACHE_MISSES	3
 #define PV_PERF_COUNT_HW_BRANCH_INSTRUCTIONS 4
+#define PV_PERF_COUNT_HW_BRANCH_MISSES	5
+#define PV_PERF_COUNT_HW_BUS_CYCLES	6
 #define PV_PERF_COUNT_HW_REF_CPU_CYCLES	9
+#define PV_PERF_COUNT_HW_MAX		10
+/* PERF_TYPE_HW_CACHE: config = cache | op << 8 | result << 16 */
+#define PV_PERF_COUNT_HW_CACHE_LL	2
+#define PV_PERF_COUNT_HW_CACHE_BPU	5
+#define PV_PERF_COUNT_HW_CACHE_MAX	7
+#define PV_PERF_COUNT_HW_CACHE_OP_READ	0
+#define PV_PERF_COUNT_HW_CACHE_OP_MAX	3
+#define PV_PERF_COUNT_HW_CACHE_RESULT_MAX 2
+/* PERF_TYPE_SOFTWARE .config */
+#define PV_PERF_COUNT_SW_CPU_CLOCK	0
+#define PV_PERF_COUNT_SW_TASK_CLOCK	1
+#define PV_PERF_COUNT_SW_CONTEXT_SWITCHES 3
+#define PV_PERF_COUNT_SW_CPU_MIGRATIONS	4
+#define PV_PERF_COUNT_SW_MAX		12
 
 /* perf_event_attr.flags bits (Linux's bitfield, in order) */
 #define PV_PERF_ATTR_DISABLED		(1ull << 0)
 #define PV_PERF_ATTR_INHERIT		(1ull << 1)
+#define PV_PERF_ATTR_PINNED		(1ull << 2)
 #define PV_PERF_ATTR_EXCLUDE_USER	(1ull << 4)
 #define PV_PERF_ATTR_EXCLUDE_KERNEL	(1ull << 5)
 #define PV_PERF_ATTR_FREQ		(1ull << 10)
+#define PV_PERF_ATTR_PRECISE_IP		(3ull << 15)
 
 /* perf_event_attr.read_format */
 #define PV_PERF_FORMAT_TOTAL_TIME_ENABLED 1
 #define PV_PERF_FORMAT_TOTAL_TIME_RUNNING 2
 #define PV_PERF_FORMAT_ID		4
+#define PV_PERF_FORMAT_GROUP		8
+#define PV_PERF_FORMAT_LOST		16
+#define PV_PERF_FORMAT_ALL		31
+
+/* perf_event_open()'s flags argument */
+#define PV_PERF_FLAG_FD_CLOEXEC		8
+#define PV_PERF_FLAG_ALL		15
 
 /* ioctls on a perf event fd */
 #define PV_PERF_EVENT_IOC_ENABLE	0x2400
@@ -43,14 +72,21 @@
 #define PV_PERF_EVENT_IOC_RESET		0x2403
 #define PV_PERF_EVENT_IOC_PERIOD	0x40082404
 #define PV_PERF_EVENT_IOC_ID		0x80082407
+#define PV_PERF_IOC_FLAG_GROUP		1
 /* perfvisor's own, for `vmm bench read-cost`: n trapped rdmsr/wrmsr,
  * returning the cycles they took */
 #define PV_PERFVISOR_IOC_TRAP_READ	0x2480
 #define PV_PERFVISOR_IOC_TRAP_WRITE	0x2481
+/* perfvisor's own: the counter slot (0..3) of the event in its thread's
+ * counter page, and mmap() at this offset maps that page (libvpmu's direct
+ * read); offset 0 is Linux's perf_event_mmap_page. */
+#define PV_PERFVISOR_IOC_COUNTER	0x2482
+#define PV_PERF_MMAP_THREAD_OFF		(1ull << 32)
 
 /*
- * The head of Linux's struct perf_event_attr: all the kernel reads.
- * Callers pass the rest zeroed (libvpmu sends a longer, zeroed struct).
+ * The head of Linux's struct perf_event_attr: all the kernel acts on.  It
+ * copies the whole of attr.size (up to PV_PERF_ATTR_SIZE) and rejects
+ * what it cannot honour.
  */
 struct pv_perf_attr {
 	uint32_t type;
@@ -63,6 +99,38 @@ struct pv_perf_attr {
 };
 
 _Static_assert(sizeof(struct pv_perf_attr) == 48, "perf attr head");
+
+#define PV_PERF_ATTR_SIZE_VER0		64
+/* PERF_ATTR_SIZE_VER8: the largest attr the guest kernel knows */
+#define PV_PERF_ATTR_SIZE		136
+
+/*
+ * The head of Linux's struct perf_event_mmap_page (the first page of a
+ * perf fd's mmap), up to the fields a self-monitoring reader uses.
+ */
+struct pv_perf_mmap_page {
+	uint32_t version;
+	uint32_t compat_version;
+	uint32_t lock;		/* seqlock: the fields below are consistent
+				 * when it reads the same, even, before and
+				 * after */
+	uint32_t index;		/* rdpmc index + 1, 0: read() */
+	int64_t offset;		/* count = offset (+ rdpmc when index) */
+	uint64_t time_enabled;
+	uint64_t time_running;
+	uint64_t capabilities;	/* cap_user_rdpmc bit 2, cap_user_time 3 */
+	uint16_t pmc_width;
+	uint16_t time_shift;
+	uint32_t time_mult;
+	uint64_t time_offset;
+	uint64_t time_zero;
+	uint32_t size;
+};
+
+_Static_assert(__builtin_offsetof(struct pv_perf_mmap_page, capabilities) ==
+	       40, "perf mmap page");
+_Static_assert(__builtin_offsetof(struct pv_perf_mmap_page, size) == 72,
+	       "perf mmap page");
 
 /* attr.flags for counting user and/or kernel mode. */
 static inline uint64_t pv_perf_attr_exclude(bool user, bool kernel)

@@ -11,7 +11,8 @@
  *
  * under the sequence counts of both pages, with Phys(t) depending on
  * c->read: rdtsc for PV_VPMU_READ_TSC, the sum of the step counts
- * selected by c->step_mask for PV_VPMU_READ_STEP, nothing (Phys* =
+ * selected by c->step_mask for PV_VPMU_READ_STEP, rdtsc less
+ * c->step_cost per such step for PV_VPMU_READ_TSC_STEP, nothing (Phys* =
  * c->sum) for PV_VPMU_READ_NONE; PV_VPMU_READ_TRAP counters have no
  * direct read and must be read with rdmsr by the kernel.  The code is
  * uapi/vpmu_guest.h, the one definition the guest kernel, libvpmu and the
@@ -276,6 +277,9 @@ enum pv_vpmu_read {
 	PV_VPMU_READ_TSC = 1,	/* Phys(t) = rdtsc */
 	PV_VPMU_READ_STEP = 2,	/* Phys(t) = sum of step.count[] in step_mask */
 	PV_VPMU_READ_TRAP = 3,	/* no direct read: rdmsr in the kernel */
+	/* Phys(t) = rdtsc - step_cost * step.traps: the step source's
+	 * cycles, its traps' cost left out */
+	PV_VPMU_READ_TSC_STEP = 4,
 };
 
 /* struct pv_vpmu_counter.flags */
@@ -293,7 +297,7 @@ struct pv_vpmu_counter {
 	uint16_t event;		/* PV_EVENT() it counts (VMM) */
 	uint8_t read;		/* enum pv_vpmu_read (VMM) */
 	uint8_t step_mask;	/* bits of step.count[] summed (VMM) */
-	uint64_t reserved;
+	uint64_t step_cost;	/* PV_VPMU_READ_TSC_STEP: TSC per step (VMM) */
 };
 
 /* step.count[] slots */
@@ -343,6 +347,9 @@ struct pv_vpmu_step {
 	/* VMM: the user address on which the branch it emulated at a block's
 	 * end faulted (PV_BP_PORT's eax = 2). */
 	uint64_t fault_addr;
+	/* User traps taken to count: each single-step #DB (guest kernel) and
+	 * block trap (VMM), what the step source's cycles leave out. */
+	uint64_t traps;
 };
 
 #define PV_STEP_BLOCKS	4	/* step.enable bit */
@@ -384,11 +391,11 @@ struct pv_vpmu_vcpu_page {
 	uint64_t steal_ns;
 	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 72 - 32 * PV_VPMU_CTR_SLOTS];
 	struct pv_vpmu_step step;
-	uint8_t reserved2[4096 - PV_VPMU_STEP_OFFSET - 88];
+	uint8_t reserved2[4096 - PV_VPMU_STEP_OFFSET - 96];
 };
 
 _Static_assert(sizeof(struct pv_vpmu_counter) == 32, "vpmu counter size");
-_Static_assert(sizeof(struct pv_vpmu_step) == 88, "vpmu step size");
+_Static_assert(sizeof(struct pv_vpmu_step) == 96, "vpmu step size");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, tsc_khz) == 32,
 	       "vcpu page layout");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, ctr) == 64,

@@ -77,6 +77,9 @@ pv_vpmu_phys(const volatile struct pv_vpmu_vcpu_page *vp,
 			if (c->step_mask & (1u << s))
 				sum += vp->step.count[s];
 		return sum;
+	case PV_VPMU_READ_TSC_STEP:
+		return (tsc == PV_VPMU_TSC_NOW ? __builtin_ia32_rdtsc() : tsc) -
+			c->step_cost * vp->step.traps;
 	default:
 		/* No live part: Phys - Start is 0 and Phys* the sum. */
 		return c->start;

@@ -2,7 +2,8 @@
 /*
  * PAPI-style event sets over libvpmu.  Overflow (PAPI_overflow) opens the
  * event with a sample period and asks for the signal of each overflow
- * (O_ASYNC, F_SETSIG, F_SETOWN to this thread); the guest kernel sends it
+ * (O_ASYNC, F_SETSIG, F_SETOWN_EX to this thread: F_SETOWN names a
+ * process, whatever id it is given); the guest kernel sends it
  * to the thread that owns the counter, with the interrupted user IP in the
  * signal context.
  */
@@ -127,6 +128,7 @@ int PAPI_start(int es)
 {
 	struct eventset *s = set_get(es);
 	struct sigaction sa;
+	struct f_owner_ex own;
 	uint16_t raw = 0;
 
 	if (!s)
@@ -143,7 +145,9 @@ int PAPI_start(int es)
 		sa.sa_sigaction = papi_sigio;
 		sa.sa_flags = SA_SIGINFO | SA_RESTART;
 		sigaction(OVERFLOW_SIG, &sa, NULL);
-		fcntl(s->ev[i].fd, F_SETOWN, (int)syscall(SYS_gettid));
+		own.type = F_OWNER_TID;
+		own.pid = (pid_t)syscall(SYS_gettid);
+		fcntl(s->ev[i].fd, F_SETOWN_EX, &own);
 		fcntl(s->ev[i].fd, F_SETSIG, OVERFLOW_SIG);
 		fcntl(s->ev[i].fd, F_SETFL, O_ASYNC);
 	}

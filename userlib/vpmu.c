@@ -65,8 +65,8 @@ int vpmu_open_raw(struct vpmu_event *e, uint16_t code, bool user, bool kernel,
 		  uint64_t sample_period)
 {
 	struct perf_attr a;
-	uint64_t id = 0;
 	void *page;
+	int idx;
 
 	memset(&a, 0, sizeof(a));
 	a.head.size = sizeof(a);
@@ -77,13 +77,18 @@ int vpmu_open_raw(struct vpmu_event *e, uint16_t code, bool user, bool kernel,
 	e->fd = syscall(PV_SYS_PERF_EVENT_OPEN, &a, 0, -1, -1, 0);
 	if (e->fd < 0)
 		return -errno;
-	page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, e->fd, 0);
-	if (page == MAP_FAILED || ioctl(e->fd, PV_PERF_EVENT_IOC_ID, &id) < 0) {
+	/* The a-mode pages, not Linux's perf_event_mmap_page: its protocol
+	 * has no way to say "rdtsc" or "sum these step counts". */
+	page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, e->fd,
+		    PV_PERF_MMAP_THREAD_OFF);
+	idx = page == MAP_FAILED ? -1 :
+		ioctl(e->fd, PV_PERFVISOR_IOC_COUNTER, 0);
+	if (idx < 0) {
 		close(e->fd);
 		return -errno;
 	}
 	e->tpage = page;
-	e->idx = (int)id;
+	e->idx = idx;
 	e->sampling = sample_period != 0;
 	e->base = 0;
 	e->last = 0;

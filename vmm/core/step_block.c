@@ -560,6 +560,8 @@ static int bp_handle(struct vcpu *v, struct blk_ctx *c, struct bp_frame *f)
 		return 1;
 	}
 	c->b->st.traps++;
+	if (count)
+		c->vp->step.traps++;
 	if (block_scan(c, at, 0, &b) || b.end != at || !branch_emulable(&b)) {
 		/* Never placed so: the table and the code disagree. */
 		c->b->st.inconsistent++;

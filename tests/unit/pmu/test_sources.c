@@ -166,6 +166,70 @@ static void test_step_reads_guest_counts(void **state)
 	fx_free(f);
 }
 
+/*
+ * The step source's cycles: the TSC less the cost of each trap (here one
+ * single step per user instruction), measured between VMM entries (here 500 cycles a step), the
+ * first run's cost dropped once it is known, later runs compensated as
+ * they go, and the guest's direct read agreeing with the VMM.
+ */
+static void test_step_cycles_compensated(void **state)
+{
+	struct fx *f = fx_new("step", "offset", true);
+	struct pv_vpmu_step *st = &f->page[0]->step;
+
+	(void)state;
+	enable_pmc0(f->v, PV_EVENT_CYCLES, EVT_ALL);
+	f->tsc = 1000;
+	pmu_vcpu_enter(f->v);
+	/* Not measured yet: a calibration exit after 256 steps. */
+	assert_int_equal(st->deadline[PV_STEP_USER_INSNS], 256);
+	assert_int_equal(f->page[0]->ctr[0].read, PV_VPMU_READ_TSC_STEP);
+	st->count[PV_STEP_USER_INSNS] = st->traps = 1000;
+	f->tsc += 1000 * 500;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 500000);
+	pmu_vcpu_enter(f->v);
+	/* 500 a step, of which 7/8 is taken as the traps' cost and
+	 * dropped from the first run. */
+	assert_int_equal(f->page[0]->ctr[0].step_cost, 438);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 500000 - 438000);
+	assert_int_equal(st->deadline[PV_STEP_USER_INSNS], 1000 + 65536);
+	/* 1000 steps of 520, and 30000 cycles without a step (a system
+	 * call's kernel time, say): 82 a step and the 30000 left. */
+	st->count[PV_STEP_USER_INSNS] = st->traps = 2000;
+	f->tsc += 1000 * 520 + 30000;
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 62000 + 112000);
+	assert_int_equal(pmu_guest_phys_star(f->page[0], 0, f->tsc),
+			 62000 + 112000);
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	pmu_vcpu_enter(f->v);
+	/* That run's 550 a step is no cheaper: the cost stays. */
+	assert_int_equal(f->page[0]->ctr[0].step_cost, 438);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 62000 + 112000);
+	/* 1000 steps of 400 in a run the host preempted for 200 us: the
+	 * steal is not a step's cost (a cost of 600 would not replace 438). */
+	st->count[PV_STEP_USER_INSNS] = st->traps = 3000;
+	f->tsc += 1000 * 400 + 200000;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	pmu_vcpu_steal(f->v, 200000);
+	pmu_vcpu_enter(f->v);
+	assert_int_equal(f->page[0]->ctr[0].step_cost, 350);
+	/* Counted by blocks, 8000 instructions in 1000 traps of 400: the
+	 * cost is per trap, not per instruction (that would take 2.8M). */
+	{
+		uint64_t before = pmu_vcpu_counter(f->v, 0);
+
+		st->count[PV_STEP_USER_INSNS] += 8000;
+		st->traps += 1000;
+		f->tsc += 1000 * 400;
+		assert_int_equal(pmu_vcpu_counter(f->v, 0) - before,
+				 1000 * (400 - 350));
+		assert_int_equal(pmu_guest_phys_star(f->page[0], 0, f->tsc),
+				 pmu_vcpu_counter(f->v, 0));
+	}
+	fx_free(f);
+}
+
 /* CPL0 stepping overflows exactly too: the 5th kernel instruction. */
 static void test_step_kernel_deadline_exact(void **state)
 {
@@ -322,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_step_reads_guest_counts),
 		cmocka_unit_test(test_step_deadline_exact),
 		cmocka_unit_test(test_step_kernel_deadline_exact),
+		cmocka_unit_test(test_step_cycles_compensated),
 		cmocka_unit_test(test_perf_task_clock),
 		cmocka_unit_test(test_virtual_events),
 	};

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Linux's perf_event ABI the way PAPI 7 and libpfm4 use it, checked in the
+ * guest against Linux's own header (glibc, <linux/perf_event.h>): event
+ * types and their errors, attr fields, groups and PERF_FORMAT_GROUP reads,
+ * the ioctls, overflow signals with si_fd, and the perf_event_mmap_page.
+ *   perf_abi step | tsc
+ * `step` runs under --source step (exact instructions and branches), `tsc`
+ * under --source tsc (cycles only).  Prints "perf_abi: ok" when every
+ * check held, and each failed check by name.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			failures++;					\
+			printf("FAILED %s:%d: ", __func__, __LINE__);	\
+			printf(__VA_ARGS__);				\
+			printf("\n");					\
+		}							\
+	} while (0)
+
+/* Exactly 2 * k + 2 instructions and k branches (mov, k times dec/jnz,
+ * one more for the asm's input move). */
+static void spin(long k)
+{
+	__asm__ volatile("mov %0, %%rcx\n1: dec %%rcx\n jnz 1b" : : "r"(k)
+			 : "rcx", "cc");
+}
+
+static int perf_open(struct perf_event_attr *a, int group)
+{
+	return (int)syscall(SYS_perf_event_open, a, 0, -1, group, 0);
+}
+
+static void attr_init(struct perf_event_attr *a, uint32_t type,
+		      uint64_t config)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = type;
+	a->config = config;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+}
+
+/* Open and expect errno `err` (0: success, the fd closed again). */
+static void expect_open(uint32_t type, uint64_t config, int err,
+			const char *what)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	attr_init(&a, type, config);
+	fd = perf_open(&a, -1);
+	if (err)
+		CHECK(fd == -1 && errno == err, "%s: got %d errno %d, not %d",
+		      what, fd, errno, err);
+	else
+		CHECK(fd >= 0, "%s: errno %d", what, errno);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The count, whatever else read_format adds after it. */
+static uint64_t read1(int fd)
+{
+	uint64_t v[8] = { ~0ull };
+
+	CHECK(read(fd, v, sizeof(v)) >= 8, "read: errno %d", errno);
+	return v[0];
+}
+
+/* CPUID.0AH:EBX: the architectural events the virtual PMU lacks. */
+static uint32_t arch_unavailable(void)
+{
+	uint32_t a = 0xa, b, c = 0, d;
+
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	return b;
+}
+
+static void types_test(bool step)
+{
+	uint32_t na = arch_unavailable();
+	struct perf_event_attr a;
+	/* PERF_COUNT_HW_* -> CPUID.0AH:EBX bit (Linux's Intel map) */
+	static const int bit[10] = { 0, 1, 3, 4, 5, 6, 2, -1, -1, 2 };
+
+	/* What each source must have. */
+	if (step)
+		CHECK(!(na & 0x27), "step lacks instructions, branches, cycles");
+	else
+		CHECK(!(na & 1) && (na & 2), "tsc: cycles yes, instructions no");
+	for (int c = 0; c < 10; c++)
+		expect_open(PERF_TYPE_HARDWARE, c,
+			    bit[c] < 0 || (na & (1u << bit[c])) ? ENOENT : 0,
+			    "hardware");
+	expect_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_MAX, EINVAL, "hw max");
+	/* cache events: range checks, impossible ones, absent ones */
+	expect_open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_L1D, ENOENT,
+		    "L1D read access");
+	expect_open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_MAX, EINVAL,
+		    "cache id");
+	expect_open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_L1D | 3 << 8,
+		    EINVAL, "cache op");
+	expect_open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_L1D | 2 << 16,
+		    EINVAL, "cache result");
+	expect_open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_L1I |
+		    PERF_COUNT_HW_CACHE_OP_WRITE << 8, EINVAL, "L1I write");
+	expect_open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_BPU,
+		    na & (1u << 5) ? ENOENT : 0, "BPU read access");
+	/* raw: the architectural encodings the PMU has */
+	expect_open(PERF_TYPE_RAW, 0x00c0, na & 2 ? ENOENT : 0, "raw c0");
+	expect_open(PERF_TYPE_RAW, 0x003c, na & 1 ? ENOENT : 0, "raw 3c");
+	expect_open(PERF_TYPE_RAW, 0x1234, ENOENT, "raw unknown");
+	expect_open(PERF_TYPE_RAW, 0x10000c0 | (1 << 23), EINVAL, "raw inv");
+	/* software */
+	for (int c = 0; c <= PERF_COUNT_SW_DUMMY; c++)
+		expect_open(PERF_TYPE_SOFTWARE, c, 0, "software");
+	expect_open(PERF_TYPE_SOFTWARE, 12, ENOENT, "software max");
+	expect_open(99, 0, ENOENT, "type 99");
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.precise_ip = 2;
+	CHECK(perf_open(&a, -1) == -1 && errno == EOPNOTSUPP, "precise_ip");
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	a.size = 200;		/* longer than the kernel knows, zeroes: ok */
+	{
+		char big[256] = { 0 };
+		int fd;
+
+		memcpy(big, &a, sizeof(a));
+		fd = (int)syscall(SYS_perf_event_open, big, 0, -1, -1, 0);
+		CHECK(fd >= 0, "long zeroed attr: errno %d", errno);
+		close(fd);
+		big[199] = 1;
+		CHECK(syscall(SYS_perf_event_open, big, 0, -1, -1, 0) == -1 &&
+		      errno == E2BIG, "long attr with a nonzero tail");
+	}
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	CHECK(syscall(SYS_perf_event_open, &a, 12345, -1, -1, 0) == -1 &&
+	      errno == ESRCH, "no such pid");
+	CHECK(syscall(SYS_perf_event_open, &a, -1, -1, -1, 0) == -1 &&
+	      errno == EINVAL, "pid -1 cpu -1");
+}
+
+/* task-clock grows with CPU time; context switches with a sleep. */
+static void software_test(void)
+{
+	struct perf_event_attr a;
+	uint64_t t0, t1, s0, s1, wall;
+	struct timespec w0, w1;
+	int tc, cs, mig;
+
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	tc = perf_open(&a, -1);
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	cs = perf_open(&a, -1);
+	CHECK(tc >= 0 && cs >= 0, "open");
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	t0 = read1(tc);
+	s0 = read1(cs);
+	spin(3000);
+	usleep(2000);
+	t1 = read1(tc);
+	s1 = read1(cs);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	wall = (w1.tv_sec - w0.tv_sec) * 1000000000ull + w1.tv_nsec - w0.tv_nsec;
+	/* CPU time, not wall time: the 2 ms sleep is not in it */
+	CHECK(t1 > t0 && t1 - t0 + 1500000 < wall,
+	      "task-clock %llu ns in %llu ns with a 2 ms sleep",
+	      (unsigned long long)(t1 - t0), (unsigned long long)wall);
+	CHECK(s1 > s0, "context switches %llu -> %llu",
+	      (unsigned long long)s0, (unsigned long long)s1);
+	/* One vCPU: a thread never migrates. */
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS);
+	mig = perf_open(&a, -1);
+	usleep(1000);
+	if (sysconf(_SC_NPROCESSORS_ONLN) == 1)
+		CHECK(read1(mig) == 0, "migrations on one vCPU");
+	close(mig);
+	close(tc);
+	close(cs);
+}
+
+/* Around spin(k): read, spin, read; the reads' own instructions cancel
+ * between two k. */
+static uint64_t around(int fd, long k)
+{
+	uint64_t a = read1(fd);
+
+	spin(k);
+	return read1(fd) - a;
+}
+
+static void counting_test(void)
+{
+	struct perf_event_attr a;
+	uint64_t d1, d2, v, id = 0, buf[4];
+	int fd, none;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.disabled = 1;
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+		PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "open");
+	spin(1000);
+	CHECK(read(fd, buf, 32) == 32, "read 32");
+	CHECK(buf[0] == 0 && buf[1] == 0 && buf[2] == 0,
+	      "disabled: %llu, enabled %llu ns", (unsigned long long)buf[0],
+	      (unsigned long long)buf[1]);
+	CHECK(read(fd, buf, 16) == -1 && errno == ENOSPC, "short read");
+	CHECK(ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == buf[3] && id,
+	      "IOC_ID %llu, read %llu", (unsigned long long)id,
+	      (unsigned long long)buf[3]);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	/* exact, and from the times: enabled = running, both growing */
+	d1 = around(fd, 1000);
+	d2 = around(fd, 5000);
+	CHECK(d2 - d1 == 8000, "instructions %llu and %llu",
+	      (unsigned long long)d1, (unsigned long long)d2);
+	CHECK(read(fd, buf, 32) == 32 && buf[1] > 0 && buf[1] == buf[2],
+	      "times %llu %llu", (unsigned long long)buf[1],
+	      (unsigned long long)buf[2]);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	v = read1(fd);
+	spin(1000);
+	CHECK(read1(fd) == v, "counts while disabled");
+	ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+	CHECK(read1(fd) == 0, "reset");
+	close(fd);
+	/* Excluding both modes counts nothing. */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.exclude_user = 1;
+	none = perf_open(&a, -1);
+	CHECK(none >= 0 && around(none, 1000) == 0, "exclude_user+kernel");
+	close(none);
+}
+
+static void group_test(void)
+{
+	struct perf_event_attr a;
+	struct { uint64_t nr, ena, run; struct { uint64_t v, id; } c[2]; } g;
+	uint64_t id[2], ins0, br0;
+	int l, s, x[4], sw;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.disabled = 1;		/* PAPI: the leader only */
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+		PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	l = perf_open(&a, -1);
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS);
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+		PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	s = perf_open(&a, l);
+	CHECK(l >= 0 && s >= 0, "open %d %d errno %d", l, s, errno);
+	ioctl(l, PERF_EVENT_IOC_ID, &id[0]);
+	ioctl(s, PERF_EVENT_IOC_ID, &id[1]);
+	CHECK(id[0] != id[1], "ids");
+	spin(100);
+	CHECK(read(l, &g, sizeof(g)) == sizeof(g) && g.nr == 2 &&
+	      g.c[0].v == 0 && g.c[1].v == 0, "leader disabled: sibling off");
+	CHECK(g.c[0].id == id[0] && g.c[1].id == id[1], "group ids");
+	ioctl(l, PERF_EVENT_IOC_ENABLE, 0);
+	read(l, &g, sizeof(g));
+	ins0 = g.c[0].v;
+	br0 = g.c[1].v;
+	spin(5000);
+	read(s, &g, sizeof(g));		/* a sibling reads the group too */
+	CHECK(g.c[1].v - br0 >= 5000 && g.c[1].v - br0 < 5100,
+	      "branches %llu", (unsigned long long)(g.c[1].v - br0));
+	CHECK(g.c[0].v - ins0 >= 10002 && g.c[0].v - ins0 < 10400,
+	      "instructions %llu", (unsigned long long)(g.c[0].v - ins0));
+	CHECK(g.ena > 0 && g.ena == g.run, "group times");
+	ioctl(l, PERF_EVENT_IOC_DISABLE, 0);
+	read(l, &g, sizeof(g));
+	ins0 = g.c[0].v;
+	br0 = g.c[1].v;
+	spin(1000);
+	read(l, &g, sizeof(g));
+	CHECK(g.c[0].v == ins0 && g.c[1].v == br0, "disabled leader stops all");
+	ioctl(l, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
+	read(l, &g, sizeof(g));
+	CHECK(g.c[0].v == 0 && g.c[1].v == 0, "group reset");
+	/* A group must fit the four counters; a software event always fits. */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	x[0] = perf_open(&a, l);
+	x[1] = perf_open(&a, l);
+	CHECK(x[0] >= 0 && x[1] >= 0, "group of 4");
+	CHECK(perf_open(&a, l) == -1 && errno == EINVAL, "group of 5");
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	sw = perf_open(&a, l);
+	CHECK(sw >= 0, "software sibling");
+	CHECK(perf_open(&a, s) == -1 && errno == EINVAL, "sibling as leader");
+	CHECK(perf_open(&a, 0) == -1 && errno == EINVAL, "stdin as leader");
+	CHECK(perf_open(&a, 1000) == -1 && errno == EBADF, "bad group fd");
+	close(sw);
+	close(x[0]);
+	close(x[1]);
+	close(s);
+	close(l);
+}
+
+/*
+ * More events than counters: all five open, take turns at the 100 Hz
+ * tick, and each one's count scaled by time enabled over time running
+ * estimates the whole (as PAPI and perf scale multiplexed counts).
+ */
+static void multiplex_test(void)
+{
+	struct perf_event_attr a;
+	uint64_t v[5][3], sum_run = 0;
+	int x[5];
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+		PERF_FORMAT_TOTAL_TIME_RUNNING;
+	for (int i = 0; i < 5; i++) {
+		x[i] = perf_open(&a, -1);
+		CHECK(x[i] >= 0, "event %d: errno %d", i, errno);
+	}
+	spin(15000);		/* 30,000 instructions: many ticks */
+	for (int i = 0; i < 5; i++)
+		CHECK(read(x[i], v[i], 24) == 24, "read");
+	for (int i = 0; i < 5; i++) {
+		double scaled = v[i][2] ? (double)v[i][0] * v[i][1] / v[i][2] : 0;
+
+		sum_run += v[i][2];
+		CHECK(v[i][2] > 0 && v[i][2] < v[i][1] &&
+		      scaled > 22500 && scaled < 40000,
+		      "event %d: %llu in %llu of %llu ns (scaled %.0f)", i,
+		      (unsigned long long)v[i][0], (unsigned long long)v[i][2],
+		      (unsigned long long)v[i][1], scaled);
+	}
+	/* four counters for five events: 4/5 of the time each, on average */
+	CHECK(sum_run > 3.5 * v[0][1] && sum_run < 4.01 * v[0][1],
+	      "running %llu of 5 x %llu ns", (unsigned long long)sum_run,
+	      (unsigned long long)v[0][1]);
+	for (int i = 0; i < 5; i++)
+		close(x[i]);
+}
+
+/*
+ * Instructions and cycles in one group (PAPI_TOT_INS with PAPI_TOT_CYC):
+ * the instructions exact, the cycles there and no more than the TSC that
+ * passed, since the step source leaves its traps' cost out.
+ */
+static void ipc_test(void)
+{
+	struct perf_event_attr a;
+	struct { uint64_t nr, v[2]; } g0, g1;
+	uint64_t t0, t1;
+	int l, s;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.disabled = 1;
+	a.read_format = PERF_FORMAT_GROUP;
+	l = perf_open(&a, -1);
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.read_format = PERF_FORMAT_GROUP;
+	s = perf_open(&a, l);
+	CHECK(l >= 0 && s >= 0, "open %d %d errno %d", l, s, errno);
+	ioctl(l, PERF_EVENT_IOC_ENABLE, 0);
+	t0 = __builtin_ia32_rdtsc();
+	read(l, &g0, sizeof(g0));
+	spin(5000);
+	usleep(1000);		/* kernel and idle time: cycles, no steps */
+	read(l, &g1, sizeof(g1));
+	t1 = __builtin_ia32_rdtsc();
+	CHECK(g1.v[0] - g0.v[0] >= 10002 && g1.v[0] - g0.v[0] < 10400,
+	      "instructions %llu", (unsigned long long)(g1.v[0] - g0.v[0]));
+	CHECK(g1.v[1] > g0.v[1] && g1.v[1] - g0.v[1] < t1 - t0,
+	      "cycles %llu in %llu TSC", (unsigned long long)(g1.v[1] - g0.v[1]),
+	      (unsigned long long)(t1 - t0));
+	close(s);
+	close(l);
+}
+
+static volatile int sig_n, sig_bad, sig_hup, sig_fd_want;
+
+static void on_overflow(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	sig_n++;
+	if (si->si_fd != sig_fd_want)
+		sig_bad++;
+	if (si->si_code == POLL_HUP)
+		sig_hup++;
+	else if (si->si_code != POLL_IN)
+		sig_bad++;
+}
+
+/* Overflow signals armed the way PAPI arms them. */
+static void overflow_test(void)
+{
+	struct perf_event_attr a;
+	struct f_owner_ex own = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
+	struct sigaction sa;
+	uint64_t period = 2000, p;
+	int fd, sig = SIGRTMIN + 2, n;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_overflow;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(sig, &sa, NULL);
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.sample_period = period;
+	a.sample_type = PERF_SAMPLE_IP;
+	a.wakeup_events = 1;
+	a.disabled = 1;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "open: errno %d", errno);
+	sig_fd_want = fd;
+	CHECK(fcntl(fd, F_SETFL, O_RDWR | O_NONBLOCK | O_ASYNC) == 0, "O_ASYNC");
+	CHECK(fcntl(fd, F_SETSIG, sig) == 0 && fcntl(fd, F_GETSIG) == sig,
+	      "F_SETSIG");
+	CHECK(fcntl(fd, F_SETOWN_EX, &own) == 0, "F_SETOWN_EX");
+	ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	spin(10000);		/* 20,000 instructions and the handlers' */
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	n = sig_n;
+	CHECK(n >= 10 && n <= 12 && !sig_bad && !sig_hup,
+	      "%d signals (%d bad, %d POLL_HUP) for 20,000 instructions",
+	      n, sig_bad, sig_hup);
+	spin(10000);
+	CHECK(sig_n == n, "signals while disabled");
+	/* REFRESH 2: two more overflows, the second POLL_HUP, then off */
+	sig_n = 0;
+	CHECK(ioctl(fd, PERF_EVENT_IOC_REFRESH, 2) == 0, "refresh");
+	spin(10000);
+	CHECK(sig_n == 2 && sig_hup == 1 && !sig_bad,
+	      "refresh 2: %d signals, %d POLL_HUP", sig_n, sig_hup);
+	/* PERIOD: half as many overflows */
+	p = 2 * period;
+	sig_n = 0;
+	CHECK(ioctl(fd, PERF_EVENT_IOC_PERIOD, &p) == 0, "period");
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	spin(10000);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	CHECK(sig_n >= 5 && sig_n <= 6 && !sig_bad, "period %llu: %d signals",
+	      (unsigned long long)p, sig_n);
+	close(fd);
+}
+
+/* The self-monitoring page, read by the protocol of perf_event_open(2). */
+static void mmap_test(void)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pc;
+	uint64_t buf[3], count, ena, run;
+	uint32_t seq;
+	int fd;
+	void *ring;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+		PERF_FORMAT_TOTAL_TIME_RUNNING;
+	fd = perf_open(&a, -1);
+	pc = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(pc != MAP_FAILED, "mmap: errno %d", errno);
+	if (pc == MAP_FAILED)
+		return;
+	CHECK(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096) == MAP_FAILED,
+	      "mmap at offset 4096");
+	spin(1000);
+	CHECK(read(fd, buf, 24) == 24, "read");
+	do {
+		seq = pc->lock;
+		__sync_synchronize();
+		ena = pc->time_enabled;
+		run = pc->time_running;
+		count = pc->offset;
+		CHECK(!(pc->cap_user_rdpmc && pc->index),
+		      "rdpmc offered: it faults on this host");
+		__sync_synchronize();
+	} while (pc->lock != seq);
+	CHECK(!(seq & 1), "lock odd at rest");
+	CHECK(!pc->cap_bit0 && pc->cap_bit0_is_deprecated, "capabilities");
+	/* index 0: a reader falls back to read(), which the page follows */
+	CHECK(count == buf[0] && ena == buf[1] && run == buf[2],
+	      "page %llu %llu %llu, read() %llu %llu %llu",
+	      (unsigned long long)count, (unsigned long long)ena,
+	      (unsigned long long)run, (unsigned long long)buf[0],
+	      (unsigned long long)buf[1], (unsigned long long)buf[2]);
+	close(fd);
+	/* PAPI's sampling buffer: 1 + 2^n pages; other sizes are refused. */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.sample_period = 100000;
+	fd = perf_open(&a, -1);
+	ring = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED, "mmap of 3 pages: errno %d", errno);
+	close(fd);
+	fd = perf_open(&a, -1);
+	CHECK(mmap(NULL, 4 * 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED &&
+	      errno == EINVAL, "mmap of 4 pages");
+	close(fd);
+}
+
+static void *child_spin(void *arg)
+{
+	(void)arg;
+	spin(50000);
+	return NULL;
+}
+
+/* attr.inherit: a thread's counts join its creator's event at its exit;
+ * without it they do not. */
+static void inherit_test(void)
+{
+	struct perf_event_attr a;
+	uint64_t with, without;
+	pthread_t t;
+	int fi, fn;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.inherit = 1;
+	fi = perf_open(&a, -1);
+	a.inherit = 0;
+	fn = perf_open(&a, -1);
+	CHECK(fi >= 0 && fn >= 0, "open");
+	pthread_create(&t, NULL, child_spin, NULL);
+	pthread_join(t, NULL);
+	with = read1(fi);
+	without = read1(fn);
+	CHECK(with - without >= 100000 && with - without < 300000,
+	      "inherit %llu, not %llu", (unsigned long long)with,
+	      (unsigned long long)without);
+	close(fi);
+	close(fn);
+}
+
+int main(int argc, char **argv)
+{
+	bool step = argc > 1 && !strcmp(argv[1], "step");
+
+	types_test(step);
+	software_test();
+	if (step) {
+		counting_test();
+		group_test();
+		multiplex_test();
+		ipc_test();
+		overflow_test();
+		mmap_test();
+		inherit_test();
+	}
+	printf("perf_abi: %s (%d failed)\n", failures ? "WRONG" : "ok",
+	       failures);
+	return failures != 0;
+}
