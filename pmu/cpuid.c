@@ -24,7 +24,18 @@ void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r)
 	r->edx = PV_VPMU_NR_FIXED | (PV_VPMU_WIDTH << 5);
 }
 
-void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r)
+/*
+ * The guest's PMU is architectural (leaf 0xA) and nothing more, whatever
+ * the host's model: a tool that looked the model up (libpfm4) would offer
+ * that model's hundreds of events, which this PMU does not have, and PAPI
+ * would take their presets as there to count.  Family 6 model 0 is no
+ * model with tables of its own, so libpfm4 finds the architectural PMU
+ * (ix86arch) alone, and PAPI maps its presets onto exactly those events.
+ * The stepping, the feature flags and the brand string stay the host's.
+ */
+void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel)
 {
 	r->ecx |= PV_CPUID1_ECX_PDCM;
+	if (intel)
+		r->eax = (r->eax & 0xf) | PV_CPUID1_EAX_ARCH_MODEL;
 }

@@ -115,8 +115,11 @@ struct pmu_cpuid_regs {
 
 /* Leaf 0xA for the active source (identical for every vCPU). */
 void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r);
-/* Leaf 1: sets ECX.PDCM since we offer IA32_PERF_CAPABILITIES. */
-void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r);
+/*
+ * Leaf 1: sets ECX.PDCM since we offer IA32_PERF_CAPABILITIES, and on an
+ * Intel CPU (intel) family 6 model 0: a model with no model-specific PMU.
+ */
+void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel);
 
 /* ---- vCPU run state (a-mode Sum_vcpu/Start_vcpu, i-mode save/restore) ---- */
 

@@ -101,7 +101,7 @@ void vcpu_pmu_vm_destroy(struct vm *vm)
  */
 void vcpu_pmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
 {
-	bool have_0xa = false;
+	bool have_0xa = false, intel = false;
 
 	for (uint32_t i = 0; i < c->nent; i++) {
 		if (c->entries[i].function == CPUID_AMD_PERFMON_V2) {
@@ -113,6 +113,9 @@ void vcpu_pmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
 		if (c->entries[i].function == CPUID_AMD_EXT_FEATURES)
 			c->entries[i].ecx &= ~CPUID_AMD_PERFCTR_EXT;
 		have_0xa |= c->entries[i].function == 0xa;
+		/* "GenuineIntel": EBX "Genu" */
+		intel |= c->entries[i].function == 0 &&
+			 c->entries[i].ebx == 0x756e6547;
 	}
 	if (!have_0xa)
 		c->entries[c->nent++] = (struct kvm_cpuid_entry2){ .function = 0xa };
@@ -123,7 +126,7 @@ void vcpu_pmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
 		if (e->function == 0xa)
 			pmu_cpuid_0xa(vm->pmu, &r);
 		else if (e->function == 1)
-			pmu_cpuid_fixup_leaf1(&r);
+			pmu_cpuid_fixup_leaf1(&r, intel);
 		else
 			continue;
 		e->eax = r.eax;

@@ -269,8 +269,13 @@ static void test_cpuid_0xa(void **state)
 	assert_int_equal(r.eax & 0xff, 2);
 
 	memset(&r, 0, sizeof(r));
-	pmu_cpuid_fixup_leaf1(&r);
+	pmu_cpuid_fixup_leaf1(&r, false);
 	assert_int_equal(r.ecx, PV_CPUID1_ECX_PDCM);
+	assert_int_equal(r.eax, 0);
+	/* Intel: family 6 model 0, the stepping kept (an Ice Lake's here). */
+	r.eax = 0x606a6;
+	pmu_cpuid_fixup_leaf1(&r, true);
+	assert_int_equal(r.eax, 0x606);
 }
 
 static void test_cpuid_0xa_per_source(void **state)
