@@ -14,7 +14,7 @@
 
 enum {
 	PG_NONE,			/* directories */
-	PG_CPUINFO, PG_MOUNTS, PG_MAPS, PG_EXE,
+	PG_CPUINFO, PG_MOUNTS, PG_MAPS, PG_EXE, PG_STATUS, PG_STATM,
 	PG_MINUS1,			/* perf_event_paranoid */
 	PG_ZERO, PG_CPU_PMU, PG_SW_PMU,
 	PG_CPULIST,			/* every CPU: "0-3" */
@@ -45,6 +45,8 @@ static const struct procfs_ent ents[] = {
 	D("/proc/#", NUM_PID),
 	{ "/proc/#/exe", PROCFS_LNK, PG_EXE, NUM_PID },
 	F("/proc/#/maps", PG_MAPS, NUM_PID),
+	F("/proc/#/status", PG_STATUS, NUM_PID),
+	F("/proc/#/statm", PG_STATM, NUM_PID),
 	F("/proc/cpuinfo", PG_CPUINFO, NUM_NONE),
 	F("/proc/mounts", PG_MOUNTS, NUM_NONE),
 	D("/proc/sys", NUM_NONE),
@@ -176,7 +178,8 @@ int procfs_find(const char *path, u32 ncpus, int pid,
 		out->gen = e->gen;
 		out->cached = e->gen == PG_CPUINFO;
 		out->sys = t[1] == 's';
-		out->maps = e->gen == PG_MAPS;
+		out->maps = e->gen == PG_MAPS || e->gen == PG_STATUS ||
+			    e->gen == PG_STATM;
 		out->pid = e->num == NUM_PID;
 		out->num = num;
 		out->id = i;
@@ -437,7 +440,15 @@ static void put_map(struct tbuf *b, const struct procfs_map *m,
 	put_c(b, m->prot & 4 ? 'x' : '-');
 	put_s(b, "p ");
 	put_num(b, m->end <= p->brk_start ? m->start - image_start : 0, 16, 8);
-	put_s(b, " 00:00 0");
+	/* The program's mappings are its file's: a device and an inode
+	 * (PAPI finds the program's text and data only where the inode is
+	 * not 0), as stat shows them. */
+	if (m->end <= p->brk_start && p->exe[0]) {
+		put_s(b, " 00:10 ");
+		put_num(b, p->exe_ino, 10, 0);
+	} else {
+		put_s(b, " 00:00 0");
+	}
 	col = b->len - from;
 	if (m->end <= p->brk_start && p->exe[0]) {
 		while (col++ < 73)
@@ -464,6 +475,81 @@ static void put_map(struct tbuf *b, const struct procfs_map *m,
 	put_c(b, '\n');
 }
 
+/* Mapped bytes by kind, for status and statm. */
+struct mm_sizes {
+	u64 total, text, data, stack;
+};
+
+static void mm_sizes(const struct procfs_proc *p, struct mm_sizes *z)
+{
+	z->total = z->text = z->data = z->stack = 0;
+	for (u32 i = 0; i < p->nmaps; i++) {
+		const struct procfs_map *m = &p->maps[i];
+		u64 len = m->end - m->start;
+
+		z->total += len;
+		if (m->end == PV_USER_TOP)
+			z->stack += len;
+		else if ((m->prot & 4) && m->end <= p->brk_start)
+			z->text += len;
+		else if (m->prot & 2)
+			z->data += len;
+	}
+}
+
+static void put_kb(struct tbuf *b, const char *key, u64 bytes)
+{
+	put_s(b, key);
+	put_num(b, bytes >> 10, 10, 0);
+	put_s(b, " kB\n");
+}
+
+/*
+ * The lines of /proc/PID/status PAPI's PAPI_get_dmem_info() and tools
+ * read.  Every mapped page is counted resident: the guest keeps no
+ * per-page record of which are.
+ */
+static void put_status(struct tbuf *b, const struct procfs_proc *p)
+{
+	struct mm_sizes z;
+
+	mm_sizes(p, &z);
+	put_s(b, "Name:\t");
+	put_s(b, p->comm);
+	put_s(b, "\nState:\tR (running)\n");
+	put_line(b, "Tgid:\t", p->pid);
+	put_line(b, "Pid:\t", p->pid);
+	put_line(b, "PPid:\t", p->ppid);
+	put_s(b, "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n");
+	put_kb(b, "VmPeak:\t", z.total);
+	put_kb(b, "VmSize:\t", z.total);
+	put_kb(b, "VmLck:\t", 0);
+	put_kb(b, "VmHWM:\t", z.total);
+	put_kb(b, "VmRSS:\t", z.total);
+	put_kb(b, "VmData:\t", z.data);
+	put_kb(b, "VmStk:\t", z.stack);
+	put_kb(b, "VmExe:\t", z.text);
+	put_kb(b, "VmLib:\t", 0);
+	put_kb(b, "VmPTE:\t", 0);
+	put_line(b, "Threads:\t", p->nthreads);
+}
+
+/* statm: size resident shared text lib data dt, in pages. */
+static void put_statm(struct tbuf *b, const struct procfs_proc *p)
+{
+	struct mm_sizes z;
+
+	mm_sizes(p, &z);
+	put_num(b, z.total >> 12, 10, 0);
+	put_c(b, ' ');
+	put_num(b, z.total >> 12, 10, 0);
+	put_s(b, " 0 ");
+	put_num(b, z.text >> 12, 10, 0);
+	put_s(b, " 0 ");
+	put_num(b, (z.data + z.stack) >> 12, 10, 0);
+	put_s(b, " 0\n");
+}
+
 u64 procfs_text(const struct procfs_node *n, const struct procfs_cpu *cpu,
 		const struct procfs_proc *proc, char *buf, u64 cap)
 {
@@ -486,6 +572,12 @@ u64 procfs_text(const struct procfs_node *n, const struct procfs_cpu *cpu,
 		break;
 	case PG_EXE:
 		put_s(&b, proc->exe);
+		break;
+	case PG_STATUS:
+		put_status(&b, proc);
+		break;
+	case PG_STATM:
+		put_statm(&b, proc);
 		break;
 	case PG_MINUS1:
 		put_s(&b, "-1\n");

@@ -46,8 +46,10 @@ struct procfs_map {
 
 /* The process that asks. */
 struct procfs_proc {
-	int pid;
+	int pid, ppid, nthreads;
+	const char *comm;
 	const char *exe;		/* "" when it has none */
+	u64 exe_ino;			/* its inode number: maps shows it */
 	u64 brk_start, brk;
 	const struct procfs_map *maps;	/* sorted by start */
 	u32 nmaps;

@@ -96,7 +96,11 @@ static int make_file(const struct procfs_node *n, struct proc *p,
 
 	exe_path(p, exe, sizeof(exe));
 	pr.pid = p->pid;
+	pr.ppid = p->parent ? p->parent->pid : 0;
+	pr.nthreads = p->nthreads;
+	pr.comm = p->comm;
 	pr.exe = exe;
+	pr.exe_ino = p->fdt->exe ? p->fdt->exe->ino : 0;
 	pr.brk_start = p->mm->brk_start;
 	pr.brk = p->mm->brk;
 	if (n->maps) {

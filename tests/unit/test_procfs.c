@@ -204,7 +204,8 @@ static void test_maps_and_exe(void **state)
 		{ 0x7fffff800000, 0x800000000000, 3 },
 	};
 	struct procfs_proc p = {
-		.pid = 42, .exe = "/bin/zero", .brk_start = 0x600000,
+		.pid = 42, .ppid = 1, .nthreads = 3, .comm = "zero",
+		.exe = "/bin/zero", .exe_ino = 77, .brk_start = 0x600000,
 		.brk = 0x800000, .maps = maps, .nmaps = 8,
 	};
 	struct procfs_cpu c;
@@ -216,8 +217,9 @@ static void test_maps_and_exe(void **state)
 	t = gen("/proc/42/maps", &c, &p);
 	/* PAPI reads the program's text and data ranges from here: its
 	 * sscanf wants "start-end perms offset dev inode path". */
-	assert_non_null(strstr(t, "00401000-00480000 r-xp 00001000 00:00 0 "));
-	assert_non_null(strstr(t, "     /bin/zero\n00480000-00490000 rw-p "));
+	assert_non_null(strstr(t, "00401000-00480000 r-xp 00001000 00:10 77 "));
+	assert_non_null(strstr(t, "     /bin/zero\n00480000-00490000 rw-p "
+			       "00080000 00:10 77 "));
 	assert_non_null(strstr(t, "00600000-00800000 rw-p 00000000 00:00 0"));
 	assert_non_null(strstr(t, " [heap]\n7f0000000000-7f0000001000 rw-p "
 			       "00000000 00:00 0\n"));
@@ -226,6 +228,19 @@ static void test_maps_and_exe(void **state)
 	assert_non_null(strstr(t, " [stack]\n"));
 	/* The path starts at column 74, as Linux pads it. */
 	assert_int_equal(strchr(t, '/') - t, 73);
+
+	/* 4 + 508 + 64 KiB of program, 2 MiB heap, 4 KiB anonymous, 8 KiB
+	 * vvar and vDSO, 8 MiB stack. */
+	t = gen("/proc/self/status", &c, &p);
+	assert_non_null(strstr(t, "Name:\tzero\nState:\tR (running)\n"
+			       "Tgid:\t42\nPid:\t42\nPPid:\t1\n"));
+	assert_non_null(strstr(t, "VmSize:\t10828 kB\n"));
+	assert_non_null(strstr(t, "VmData:\t2116 kB\n"));
+	assert_non_null(strstr(t, "VmStk:\t8192 kB\n"));
+	assert_non_null(strstr(t, "VmExe:\t508 kB\n"));
+	assert_non_null(strstr(t, "Threads:\t3\n"));
+	assert_string_equal(gen("/proc/42/statm", &c, &p),
+			    "2707 2707 0 127 0 2577 0\n");
 }
 
 int main(void)
