@@ -8,6 +8,7 @@
  * unmapped page into -EFAULT).  Console I/O hands the user buffer straight
  * to the VMM (PV_HC_WRITE/READ walk the page tables): no kernel copy.
  */
+#include "procfs.h"
 #include "task.h"
 #include "vfs.h"
 
@@ -643,12 +644,10 @@ SYSCALL(openat)
 	/* Check for a free slot before O_CREAT makes the file. */
 	if (!~t->used)
 		return -EMFILE;
-	if (is_self_exe(buf)) {
-		if (!t->exe || (a2 & VO_ACCMODE) != VO_RDONLY)
-			return t->exe ? -ETXTBSY : -ENOENT;
-		f = file_new(t->exe, VO_RDONLY | VO_LARGEFILE);
-		if (!f)
-			return -ENOMEM;
+	if (procfs_path(buf)) {
+		err = procfs_open(buf, a2, &f);
+		if (err)
+			return err;
 	} else {
 		err = resolve_at(a0, buf, &nr);
 		if (!err)
@@ -719,6 +718,12 @@ SYSCALL(newfstatat)
 		}
 		return stat_out(n, a2);
 	}
+	if (procfs_path(buf)) {
+		struct linux_stat st;
+
+		err = procfs_stat(buf, !(a3 & AT_SYMLINK_NOFOLLOW), &st);
+		return err ?: put_user(a2, &st, sizeof(st));
+	}
 	err = lookup_buf(a0, buf, &nr);
 	return err ? err : stat_out(nr.ino, a2);
 }
@@ -751,7 +756,12 @@ SYSCALL(faccessat2)
 	if ((a2 & ~7ull) ||
 	    (a3 & ~(u64)(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)))
 		return -EINVAL;
-	err = lookup_at(a0, a1, buf, &nr);
+	err = get_path(a1, buf);
+	if (err)
+		return err;
+	if (procfs_path(buf))
+		return procfs_access(buf, a2);
+	err = lookup_buf(a0, buf, &nr);
 	if (err)
 		return err;
 	/* We run as root: X_OK needs an execute bit (or a directory). */
@@ -911,10 +921,9 @@ SYSCALL(rename)
 	return sys_renameat2(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
 }
 
-/* No symbolic links, except /proc/self/exe. */
+/* No symbolic links, except /proc/PID/exe (procfs_glue.c). */
 SYSCALL(readlinkat)
 {
-	struct fdtable *t = cur_fdt();
 	char buf[VFS_PATH_MAX];
 	struct nameres nr;
 	int err, len;
@@ -925,8 +934,8 @@ SYSCALL(readlinkat)
 	err = get_path(a1, buf);
 	if (err)
 		return err;
-	if (is_self_exe(buf) && t->exe) {
-		len = vfs_path(t->exe, buf, sizeof(buf));
+	if (procfs_path(buf)) {
+		len = procfs_readlink(buf, buf, sizeof(buf));
 		if (len < 0)
 			return len;
 		if ((u64)len > (u32)a3)

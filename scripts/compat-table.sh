@@ -38,6 +38,9 @@ if [ $run = 1 ]; then
 	fi
 fi
 
+# The PAPI suite's part is scripts/papi-suite.sh's: kept as it is.
+papi_block=$(sed -n '/^<!-- papi-suite: /,/^<!-- papi-suite end -->/p' \
+	"$top/docs/compatibility.md" 2>/dev/null)
 python3 - "$top" "$logs" "$host" "$svm" >"$top/docs/compatibility.md" <<'PYEOF'
 import glob, json, os, re, subprocess, sys
 
@@ -169,4 +172,5 @@ absent = [n for n in sorted(names) if n not in have]
 w('**ENOSYS (%d):** ' % len(absent) + ', '.join('`%s`' % names[n] for n in absent) + '.')
 print('\n'.join(out))
 PYEOF
+[ -z "$papi_block" ] || printf '\n%s\n' "$papi_block" >>"$top/docs/compatibility.md"
 echo "docs/compatibility.md: written (host: $host KVM)"

@@ -7,7 +7,9 @@ pkgs=(meson ninja-build gcc clang pkg-config libelf-dev libcmocka-dev
       qemu-system-x86
       # the compatibility corpus (tests/corpus): Debian's static libraries
       libsqlite3-dev liblua5.4-dev zlib1g-dev libbz2-dev liblzma-dev
-      libzstd-dev libssl-dev)
+      libzstd-dev libssl-dev
+      # PAPI's own test suite and libpfm4's examples (tests/papi)
+      libpapi-dev libpfm4-dev papi-examples)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# PAPI's own test suite (tests/papi: Debian's papi-examples, unchanged) in
+# the guest and natively, and its table in docs/compatibility.md:
+#
+#   scripts/papi-suite.sh [-s SOURCE] [-c CPUS] [-t SECONDS] [-n] [BUILD_DIR]
+#                         [-- VMM RUN OPTIONS...]
+#
+# Each ctest and validation test of PAPI's makefile lists runs once on
+# this host and once in the guest (`vmm run --source SOURCE`, default tsc),
+# with a timeout each (default 60 s), without PAPI's TESTS_QUIET so that a
+# test says why it skips.  Its result is PAPI's own word (PASSED, SKIPPED,
+# FAILED) and the line that says why; a run that prints none of them is
+# TIMEOUT, KILLED by a signal, or NO RESULT with its exit status.  libpfm4's
+# check_events and showevtinfo run in the guest too; their output goes
+# under the table.  -n: print the table, leave the docs alone.  Options
+# after -- go to every `vmm run` (say, --file and --env to try another
+# papi_events.csv through PAPI_CSV_EVENT_FILE); with them the docs are
+# left alone too.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+# byte_profile's 200 MB of buffers need more than vmm run's default.
+source=tsc cpus=1 tmo=60 write=1 mem=512M
+while getopts "s:c:t:n" opt; do
+	case $opt in
+	s) source=$OPTARG ;;
+	c) cpus=$OPTARG ;;
+	t) tmo=$OPTARG ;;
+	n) write=0 ;;
+	*) echo "usage: $0 [-s SOURCE] [-c CPUS] [-t SECONDS] [-n] [BUILD_DIR]" >&2
+	   exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+build=$top/build
+if [ $# -gt 0 ] && [ "$1" != -- ]; then
+	build=$1
+	shift
+fi
+build=$(cd "$build" && pwd)
+extra=()
+if [ "${1:-}" = -- ]; then
+	shift
+	extra=("$@")
+	write=0
+fi
+vmm=$build/vmm/vmm
+dir=$build/tests/papi
+examples=$(meson introspect --buildoptions "$build" |
+	python3 -c 'import json,sys
+print([o["value"] for o in json.load(sys.stdin) if o["name"] == "papi_examples"][0])')
+if [ ! -x "$vmm" ] || [ ! -d "$dir" ] || [ ! -x "$dir/zero" ]; then
+	echo "$0: build $build first (PAPI's tests need libpapi-dev papi-examples)" >&2
+	exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# RESULT<TAB>REASON from a run's stdout, stderr and exit status.  PAPI's
+# test_fail() prints "Line # N Error..." after FAILED; test_skip() prints
+# only SKIPPED, so the reason is the line the test printed before it.
+classify() {	# OUT ERR STATUS
+	local out=$1 err=$2 st=$3 line reason
+	if grep -q 'FAILED' "$out"; then
+		reason=$(grep -m1 '^Line # .*Error' "$out")
+		# perror() (PAPI_ESYS) says it on stderr instead.
+		[ -n "$reason" ] || reason="$(grep -m1 -o '^Line # [0-9]*' "$out"): $(
+			grep -v -e '^\[guest\]' -e '^vmm:' "$err" | grep -m1 -i 'error')"
+		printf 'FAILED\t%s\n' "$reason"
+	elif grep -q 'PASSED' "$out"; then
+		line=$(grep -m1 -o 'PASSED.*' "$out")
+		reason=$(grep -m1 '^WARNING' "$out")
+		printf '%s\t%s\n' "$line" "$reason"
+	elif grep -q 'SKIPPED' "$out"; then
+		reason=$(grep -v -e '^[[:space:]]*$' "$out" |
+			grep -B1 -m1 SKIPPED | head -1)
+		case $reason in *SKIPPED*) reason= ;; esac
+		[ -n "$reason" ] || reason=$(grep -v -e '^\[guest\]' -e '^vmm:' \
+			-e '^[[:space:]]*$' "$err" | tail -1)
+		printf 'SKIPPED\t%s\n' "$reason"
+	elif [ "$st" = 124 ]; then
+		printf 'TIMEOUT\tno result in %s s\n' "$tmo"
+	elif [ "$st" -gt 128 ]; then
+		printf 'KILLED\tsignal %d; %s\n' $((st - 128)) "$(tail -1 "$err")"
+	else
+		printf 'NO RESULT\texit %s; %s\n' "$st" \
+			"$(cat "$out" "$err" | grep -v '^[[:space:]]*$' | tail -1)"
+	fi
+}
+
+# Cells of a markdown table: no pipes, no backquotes, one line.
+cell() { tr -d '`\r' | tr '|' '/' | cut -c1-160; }
+
+"$top/tests/papi/ctest-lists.sh" "$examples" >"$tmp/lists"
+declare -A lists
+order=()
+while read -r list name; do
+	[ -n "${lists[$name]:-}" ] || order+=("$name")
+	lists[$name]="${lists[$name]:+${lists[$name]}, }$list"
+done <"$tmp/lists"
+
+# The attach tests start these by name from the working directory.
+helpers=()
+for h in attach_target burn; do
+	[ -x "$dir/$h" ] && helpers+=(--file "$dir/$h:/$h")
+done
+
+# PAPI's run_tests.sh leaves out what run_tests_exclude.txt names (helper
+# programs, long runners): so does this, with the file's comment as reason.
+declare -A excluded
+why=
+while IFS= read -r line; do
+	case $line in
+	'#'*) why=${line#\# } ;;
+	'') why= ;;
+	ctests/*|validation_tests/*) excluded[${line#*/}]=$why ;;
+	esac
+done <"$examples/run_tests_exclude.txt"
+
+printf '| test | lists | native (this host) | guest (`--source %s`, %s vCPU) |\n' \
+	"$source" "$cpus" >"$tmp/table"
+printf '|------|-------|--------|-------|\n' >>"$tmp/table"
+declare -A count
+for name in "${order[@]}"; do
+	prog=$dir/$name
+	if [ -n "${excluded[$name]+set}" ]; then
+		nat="EXCLUDED"$'\t'"run_tests_exclude.txt: ${excluded[$name]}"
+		gst=$nat
+	elif [ ! -x "$prog" ]; then
+		nat=$'NOT BUILT\t' gst=$'NOT BUILT\t'
+	else
+		(cd "$tmp" && timeout -k 5 "$tmo" "$prog") \
+			>"$tmp/n.out" 2>"$tmp/n.err" </dev/null
+		nat=$(classify "$tmp/n.out" "$tmp/n.err" $?)
+		(cd "$tmp" && "$vmm" run --source "$source" --cpus "$cpus" \
+			--mem "$mem" --timeout "$tmo" "${helpers[@]}" \
+			"${extra[@]}" -- "$prog") \
+			>"$tmp/g.out" 2>"$tmp/g.err" </dev/null
+		gst=$(classify "$tmp/g.out" "$tmp/g.err" $?)
+	fi
+	r=${gst%%$'\t'*}
+	count[$r]=$((${count[$r]:-0} + 1))
+	printf '%-28s %-10s %s\n' "$name" "$r" "${gst#*$'\t'}" >&2
+	printf '| `%s` | %s | %s | %s |\n' "$name" "${lists[$name]}" \
+		"$(printf '%s' "${nat%%$'\t'*}: ${nat#*$'\t'}" | sed 's/: $//' | cell)" \
+		"$(printf '%s' "$r: ${gst#*$'\t'}" | sed 's/: $//' | cell)" >>"$tmp/table"
+done
+
+summary=""
+for r in PASSED "PASSED with WARNING" SKIPPED FAILED TIMEOUT KILLED "NO RESULT" \
+	EXCLUDED "NOT BUILT"; do
+	[ -n "${count[$r]:-}" ] && summary+="${summary:+, }${count[$r]} $r"
+done
+echo "guest (--source $source, $cpus vCPU): $summary" >&2
+
+for p in check_events showevtinfo; do
+	if [ -x "$dir/$p" ]; then
+		"$vmm" run --source "$source" --cpus "$cpus" --timeout "$tmo" \
+			-- "$dir/$p" >"$tmp/$p.out" 2>&1 </dev/null
+	else
+		echo "(not built: libpfm4-dev ships no $p.c)" >"$tmp/$p.out"
+	fi
+done
+
+{
+	echo '<!-- papi-suite: generated by scripts/papi-suite.sh; do not edit -->'
+	echo '## PAPI'"'"'s test suite and libpfm4'
+	echo
+	echo "Generated by \`scripts/papi-suite.sh\` at commit" \
+		"$(git -C "$top" rev-parse --short HEAD) ($(date -u +%Y-%m-%d)):"
+	echo "Debian's PAPI $(dpkg-query -W -f='${Version}' libpapi-dev 2>/dev/null)"
+	echo "ctests and validation tests (\`papi-examples\`, unchanged, linked"
+	echo "statically against \`libpapi.a\` and \`libpfm.a\` by"
+	echo "\`tests/papi/meson.build\`), every test of their makefiles' lists,"
+	echo "natively on this host and in the guest (\`--mem $mem\`), ${tmo} s"
+	echo "each.  A result is the test's own word and the line that says why:"
+	echo "for FAILED the line \`test_fail()\` prints, for SKIPPED the last"
+	echo "one the test printed before it (\`test_skip()\` prints no reason, so"
+	echo "this is sometimes only the test's title).  EXCLUDED: named in PAPI's"
+	echo "\`run_tests_exclude.txt\`, which its own \`run_tests.sh\` leaves out."
+	echo
+	echo "**Guest, \`--source $source\`, $cpus vCPU: $summary.**"
+	echo
+	# Why most tests skip: PAPI maps its presets (PAPI_TOT_CYC, ...)
+	# through a table keyed by libpfm4's name for the core PMU.
+	pmu=$(sed -n '/^Detected PMU models/,/^Total events/p' \
+		"$tmp/check_events.out" | grep -v -e ix86arch -e perf |
+		sed -n 's/.*\[[0-9]*, \([a-z0-9_]*\), .*/\1/p' | tail -1)
+	if [ -n "$pmu" ]; then
+		if strings -a "$(cc -print-file-name=libpapi.a)" |
+			grep -qx "CPU,$pmu"; then
+			echo "libpfm4 takes the guest's CPUID for its \`$pmu\` PMU, and"
+			echo "PAPI's preset table has presets for it."
+		else
+			echo "libpfm4 takes the guest's CPUID for its \`$pmu\` PMU, and"
+			echo "this PAPI's preset table (\`papi_events.csv\`, built into"
+			echo "\`libpapi.a\`) has no \`CPU,$pmu\` section: no preset exists"
+			echo "(\`PAPI_TOT_CYC\`: \"Event does not exist\"), and every test"
+			echo "that adds one skips or fails, in the guest as on such a host."
+		fi
+		echo
+	fi
+	cat "$tmp/table"
+	echo
+	echo "### libpfm4's examples in the guest"
+	echo
+	echo "\`check_events\` (no argument: the PMUs libpfm4 detects from the"
+	echo "guest's CPUID, then the generic events):"
+	echo
+	echo '```'
+	sed -n '/^Detected PMU models/,$p' "$tmp/check_events.out" | head -40
+	echo '```'
+	echo
+	echo "\`showevtinfo\` ($(wc -l <"$tmp/showevtinfo.out") lines): the PMUs it"
+	echo "detects and the first events of the first one:"
+	echo
+	echo '```'
+	sed -n '/^Detected PMU models/,$p' "$tmp/showevtinfo.out" | head -40
+	echo '```'
+	echo '<!-- papi-suite end -->'
+} >"$tmp/block"
+
+if [ "$write" = 0 ]; then
+	cat "$tmp/block"
+	exit 0
+fi
+doc=$top/docs/compatibility.md
+python3 - "$doc" "$tmp/block" <<'PYEOF'
+import re, sys
+doc, block = sys.argv[1], open(sys.argv[2]).read().rstrip('\n')
+text = open(doc).read()
+pat = re.compile(r'<!-- papi-suite: .*?<!-- papi-suite end -->', re.S)
+text = pat.sub(lambda m: block, text) if pat.search(text) else \
+	text.rstrip('\n') + '\n\n' + block
+open(doc, 'w').write(text.rstrip('\n') + '\n')
+PYEOF
+echo "docs/compatibility.md: PAPI table written" >&2

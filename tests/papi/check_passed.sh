@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# One of PAPI's own tests in the guest must say PASSED (PAPI's test_pass()
+# prints it alone on a line; "PASSED with WARNING" does not count):
+#   check_passed.sh VMM PROG [vmm run options...]
+set -uo pipefail
+vmm=$1 prog=$2
+shift 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+timeout -k 5 120 "$vmm" run "$@" -- "$prog" >"$tmp/out" 2>"$tmp/err" </dev/null
+status=$?
+if [ "$status" != 0 ] || ! grep -qx 'PASSED' "$tmp/out"; then
+	echo "FAIL: $(basename "$prog") exited $status without PASSED:"
+	tail -20 "$tmp/out" "$tmp/err"
+	exit 1
+fi
+echo "$(basename "$prog"): PASSED"
