@@ -25,17 +25,21 @@ void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r)
 }
 
 /*
- * The guest's PMU is architectural (leaf 0xA) and nothing more, whatever
- * the host's model: a tool that looked the model up (libpfm4) would offer
- * that model's hundreds of events, which this PMU does not have, and PAPI
- * would take their presets as there to count.  Family 6 model 0 is no
- * model with tables of its own, so libpfm4 finds the architectural PMU
- * (ix86arch) alone, and PAPI maps its presets onto exactly those events.
- * The stepping, the feature flags and the brand string stay the host's.
+ * Tools pick a PMU's event tables by the CPU model: libpfm4 by family and
+ * model, PAPI its presets by libpfm4's name for that PMU.  The guest's PMU
+ * is the architectural one (leaf 0xA), and the host's model may be one
+ * PAPI 7 has no presets for (Ice Lake client: none at all), or none
+ * (family 6 model 0: libpfm4 finds only its generic ix86arch, which PAPI
+ * never takes as the default PMU, and disables itself).  So an Intel guest
+ * is a Skylake (family 6, model 0x5e): both know it, and its core events
+ * (cycles, instructions, branches, reference cycles) have the
+ * architectural encodings this PMU counts; its other events are refused
+ * (ENOENT) as Linux refuses an event a PMU does not have.  The stepping,
+ * the feature flags and the brand string stay the host's.
  */
 void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel)
 {
 	r->ecx |= PV_CPUID1_ECX_PDCM;
 	if (intel)
-		r->eax = (r->eax & 0xf) | PV_CPUID1_EAX_ARCH_MODEL;
+		r->eax = (r->eax & 0xf) | PV_CPUID1_EAX_PMU_MODEL;
 }

@@ -117,7 +117,7 @@ struct pmu_cpuid_regs {
 void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r);
 /*
  * Leaf 1: sets ECX.PDCM since we offer IA32_PERF_CAPABILITIES, and on an
- * Intel CPU (intel) family 6 model 0: a model with no model-specific PMU.
+ * Intel CPU (intel) the model of PV_CPUID1_EAX_PMU_MODEL (pmu/cpuid.c).
  */
 void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel);
 

@@ -95,8 +95,8 @@ static inline uint64_t pv_evtsel_count(uint16_t event, int user, int kernel)
 
 /* IA32_PERF_CAPABILITIES: we offer full-width counter writes only. */
 #define PV_PERF_CAP_FW_WRITE		(1ull << 13)
-/* CPUID.1:EAX of an Intel guest: family 6, model 0 (pmu/cpuid.c). */
-#define PV_CPUID1_EAX_ARCH_MODEL	0x600u
+/* CPUID.1:EAX of an Intel guest: family 6, model 0x5e (pmu/cpuid.c). */
+#define PV_CPUID1_EAX_PMU_MODEL		0x506e0u
 /* CPUID.1:ECX.PDCM says IA32_PERF_CAPABILITIES exists. */
 #define PV_CPUID1_ECX_PDCM		(1u << 15)
 
