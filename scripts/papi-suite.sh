@@ -186,10 +186,19 @@ done
 		"$tmp/check_events.out" | grep -v -e ix86arch -e perf |
 		sed -n 's/.*\[[0-9]*, \([a-z0-9_]*\), .*/\1/p' | tail -1)
 	if [ -n "$pmu" ]; then
+		# No grep -q: under pipefail, strings killed by SIGPIPE when
+		# grep stops early would make the test false.
 		if strings -a "$(cc -print-file-name=libpapi.a)" |
-			grep -qx "CPU,$pmu"; then
+			grep -x "CPU,$pmu" >/dev/null; then
 			echo "libpfm4 takes the guest's CPUID for its \`$pmu\` PMU, and"
-			echo "PAPI's preset table has presets for it."
+			echo "PAPI's preset table has presets for it.  What the source"
+			echo "cannot count (\`--source tsc\`: instructions and branches,"
+			echo "CPUID.0AH:EBX) the guest kernel refuses with ENOENT, as"
+			echo "Linux refuses an event its PMU lacks; PAPI then says"
+			echo "\"Event does not exist\", and a test that needs the event"
+			echo "fails or skips by its own rule.  The step source counts"
+			echo "them exactly (tests \`papi-exact-step-*\`), but PAPI's tests"
+			echo "run 10^7-10^8 instructions each, hours stepped."
 		else
 			echo "libpfm4 takes the guest's CPUID for its \`$pmu\` PMU, and"
 			echo "this PAPI's preset table (\`papi_events.csv\`, built into"
