@@ -93,6 +93,9 @@ static inline s64 hcall(u64 nr, u64 a, u64 b, u64 c)
 struct pv_kstat;
 extern struct pv_kstat kstat;		/* uapi/kstat.h */
 void kstat_init(const struct pv_boot_params *bp);
+/* The entry counts are registered: every return to user mode goes
+ * through return_to_user_slow(), which notes its RIP (kstat.c). */
+extern bool kacct_on;
 
 /* console.c */
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -11,6 +11,7 @@
 #include "task.h"
 
 struct pv_kstat kstat;
+bool kacct_on;
 
 _Static_assert(__builtin_offsetof(struct pv_kstat, syscall) == KSTAT_SYSCALL,
 	       "asm");
@@ -20,8 +21,27 @@ _Static_assert(PV_KSTAT_VEC_TIMER == VEC_TIMER &&
 	       PV_KSTAT_VEC_PMI == VEC_PMI && PV_KSTAT_VEC_INT80 == VEC_INT80,
 	       "the VMM names these vectors");
 
+/*
+ * For vmm stat --breakdown, which samples each vCPU's mode by kicking it
+ * out of KVM_RUN every millisecond: kvm_pvm takes the kick during
+ * emulated kernel code only at the next return to user mode, where the
+ * sample would say "user" for the kernel's time.  So the kernel notes the
+ * RIP of each return (every return then goes through
+ * return_to_user_slow(): rtu_global bit 1), and a sample still there
+ * counts as the kernel's.
+ */
 void kstat_init(const struct pv_boot_params *bp)
 {
-	if (bp->flags & PV_BOOT_KSTAT)
-		hcall(PV_HC_KSTAT, V2P(&kstat), sizeof(kstat), 0);
+	if (!(bp->flags & PV_BOOT_KSTAT))
+		return;
+	hcall(PV_HC_KSTAT, V2P(&kstat), sizeof(kstat), 0);
+	kacct_on = true;
+	sched_rtu_update();
+}
+
+void kacct_return(struct cpu *c, u64 rip)
+{
+	if (c->id < PV_KSTAT_CPUS)
+		__atomic_store_n(&kstat.return_rip[c->id], rip,
+				 __ATOMIC_RELEASE);
 }

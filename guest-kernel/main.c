@@ -131,9 +131,11 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	mm_tlb_init(kcopy_native && bp->ncpus > 1);
 	ktrace = bp->flags & PV_BOOT_TRACE;
 	/* Counting by blocks, every entry from user mode counts what ran
-	 * untraced before it (kpmu_user_entry()), so no fast path. */
+	 * untraced before it (kpmu_user_entry()), and vmm stat --breakdown
+	 * notes every return's RIP (kstat.c): no fast path for either. */
 	syscall_slow = ktrace || mm_tlb_ipi_on ||
-		       boot_params->source_id == PV_VPMU_SOURCE_STEP;
+		       boot_params->source_id == PV_VPMU_SOURCE_STEP ||
+		       (bp->flags & PV_BOOT_KSTAT);
 	syscall_init();
 	sched_rtu_update();
 	kstat_init(bp);

@@ -36,7 +36,7 @@ u16 rtu_global;
 
 void sched_rtu_update(void)
 {
-	rtu_global = (timed_head || mm_tlb_ipi_on) << 1 |
+	rtu_global = (timed_head || mm_tlb_ipi_on || kacct_on) << 1 |
 		     (runq_head != NULL) << 8;
 }
 
@@ -459,6 +459,8 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 	kpmu_user_return(t, tf);
 	if (unlikely(mm_tlb_ipi_on))
 		mm_tlb_return(c);
+	if (unlikely(kacct_on))
+		kacct_return(c, tf->rip);
 	bkl_unlock();
 }
 

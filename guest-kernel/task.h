@@ -148,6 +148,9 @@ struct cpu {
 	const struct pv_steal_record *steal;
 } __attribute__((aligned(64)));
 
+/* kstat.c: the RIP of a return to user mode, while kacct_on */
+void kacct_return(struct cpu *c, u64 rip);
+
 static inline struct task *current_task(void)
 {
 	u64 sp;

@@ -24,14 +24,24 @@
 #define PV_KSTAT_VEC_PMI	0x22
 #define PV_KSTAT_VEC_INT80	0x80	/* i386 system calls, standard KVM */
 
+#define PV_KSTAT_CPUS		64	/* return_rip[]: vCPUs 0-63 */
+
 struct pv_kstat {
 	/* Exceptions and interrupts, system calls not included: a user
 	 * `syscall` arrives as #PF on kvm_pvm but counts in syscall[].
 	 * An `int $0x80` counts here only (#UD on kvm_pvm, 0x80 else). */
 	uint64_t vector[PV_KSTAT_VECTORS];
 	uint64_t syscall[PV_KSTAT_SYSCALLS];
+	/*
+	 * Per vCPU, the user RIP the kernel last returned to: a sampling
+	 * kick that finds the vCPU still there came while the kernel ran
+	 * (vmm/core/vcpu_pmu.c, vcpu_pmu_mode()).  Kept while the entry
+	 * counts are registered (vmm stat --breakdown).
+	 */
+	uint64_t return_rip[PV_KSTAT_CPUS];
 };
 
-_Static_assert(sizeof(struct pv_kstat) == 6144, "kstat size");
+_Static_assert(sizeof(struct pv_kstat) == 6144 + 8 * PV_KSTAT_CPUS,
+	       "kstat size");
 
 #endif

@@ -7,6 +7,7 @@
  * and feed KVM steal time to the tsc source.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,10 @@
 
 #include "boot.h"
 #include "hypercall.h"
+#include "kstat.h"
 #include "layout.h"
-#include "vcpu.h"
 #include "step_block.h"
+#include "vcpu.h"
 #include "vcpu_pmu.h"
 #include "x86_decode.h"
 
@@ -219,9 +221,21 @@ static void vcpu_pmu_timer_arm(struct vcpu *v)
 static int vcpu_pmu_mode(struct vcpu *v)
 {
 	struct kvm_mp_state mp;
+	const uint64_t *ret;
 
-	if ((v->run->s.regs.sregs.cs.selector & 3) == 3)
+	if ((v->run->s.regs.sregs.cs.selector & 3) == 3) {
+		/* Still where the kernel returned to: kvm_pvm held the kick
+		 * through the emulated kernel (guest-kernel/kstat.c). */
+		ret = v->vm->kstat_gpa && v->id < PV_KSTAT_CPUS ?
+		      vm_gpa_to_hva(v->vm, v->vm->kstat_gpa +
+				    offsetof(struct pv_kstat, return_rip[v->id]),
+				    8) : NULL;
+		if (ret && v->run->exit_reason == KVM_EXIT_INTR &&
+		    __atomic_load_n(ret, __ATOMIC_ACQUIRE) ==
+		    v->run->s.regs.regs.rip)
+			return VM_MODE_KERNEL;
 		return VM_MODE_USER;
+	}
 	if (v->run->exit_reason == KVM_EXIT_INTR &&
 	    !ioctl(v->fd, KVM_GET_MP_STATE, &mp) &&
 	    mp.mp_state == KVM_MP_STATE_HALTED)

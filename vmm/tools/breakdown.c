@@ -22,6 +22,7 @@
  * the guest's numbers are the host's, both x86-64 Linux. */
 #include "syscall_names.h"
 #include "kvm_stats.h"
+#include "layout.h"
 #include "vcpu.h"		/* hypercall_name() */
 #include "vm.h"
 #include "vpmu.h"
@@ -124,7 +125,9 @@ void breakdown_exit_mode(struct breakdown *b, int cpu, uint32_t reason,
 	if (reason != KVM_EXIT_INTR)
 		return;
 	__atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
-	if (mode == VM_MODE_KERNEL) {
+	/* A kick held to the return to user mode (vcpu_pmu_mode()) is the
+	 * kernel's time but names no kernel function. */
+	if (mode == VM_MODE_KERNEL && rip >= PV_KERNEL_BASE) {
 		i = __atomic_fetch_add(&b->nkrip, 1, __ATOMIC_RELAXED);
 		if (i < BD_KSAMPLES)
 			b->krip[i] = rip;
