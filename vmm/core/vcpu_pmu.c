@@ -224,6 +224,11 @@ static int vcpu_pmu_mode(struct vcpu *v)
 	const uint64_t *ret;
 
 	if ((v->run->s.regs.sregs.cs.selector & 3) == 3) {
+		/* At a kernel address still at CPL3: kvm_pvm's `syscall`,
+		 * a jump to LSTAR before the #PF that enters the kernel,
+		 * one of the switches of mode where kvm_pvm takes a kick. */
+		if (v->run->s.regs.regs.rip >= PV_KERNEL_BASE)
+			return VM_MODE_KERNEL;
 		/* Still where the kernel returned to: kvm_pvm held the kick
 		 * through the emulated kernel (guest-kernel/kstat.c). */
 		ret = v->vm->kstat_gpa && v->id < PV_KSTAT_CPUS ?

@@ -126,7 +126,8 @@ void breakdown_exit_mode(struct breakdown *b, int cpu, uint32_t reason,
 		return;
 	__atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
 	/* A kick held to the return to user mode (vcpu_pmu_mode()) is the
-	 * kernel's time but names no kernel function. */
+	 * kernel's time but names no kernel function (LSTAR, where a kick
+	 * finds kvm_pvm's `syscall` at CPL3, does). */
 	if (mode == VM_MODE_KERNEL && rip >= PV_KERNEL_BASE) {
 		i = __atomic_fetch_add(&b->nkrip, 1, __ATOMIC_RELAXED);
 		if (i < BD_KSAMPLES)
