@@ -169,6 +169,19 @@ static int event_hw_cache(u64 config, u16 *ev)
 	return *ev ? 0 : -ENOENT;
 }
 
+/* CPUID vendor "AuthenticAMD" (EBX "Auth"), read once. */
+static bool cpu_is_amd(void)
+{
+	static int amd = -1;
+	u32 a = 0, b, c = 0, d;
+
+	if (amd < 0) {
+		__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+		amd = b == 0x68747541;
+	}
+	return amd;
+}
+
 /*
  * PERF_TYPE_RAW: an IA32_PERFEVTSELx value.  Linux takes any encoding; the
  * virtual PMU counts only the architectural events its source has and its
@@ -195,6 +208,22 @@ static int event_raw_config(u64 config, u16 *ev)
 	if (code == 0x0300 && arch_event(2)) {
 		*ev = PV_EVENT_REF_CYCLES;
 		return 0;
+	}
+	/* An AMD guest's tools (libpfm4's amd64 tables, PAPI's presets)
+	 * name the same events by AMD's core encodings. */
+	if (cpu_is_amd()) {
+		static const struct { u16 code; int bit; } amd[] = {
+			{ 0x0076, 0 },	/* CPU_CLK_UNHALTED: cycles */
+			{ 0x00c0, 1 },	/* RETIRED_INSTRUCTIONS */
+			{ 0x00c2, 5 },	/* RETIRED_BRANCH_INSTRUCTIONS */
+			{ 0x00c3, 6 },	/* ... MISPREDICTED */
+		};
+
+		for (unsigned int i = 0; i < sizeof(amd) / sizeof(amd[0]); i++)
+			if (amd[i].code == code && arch_event(amd[i].bit)) {
+				*ev = arch_event(amd[i].bit);
+				return 0;
+			}
 	}
 	return -ENOENT;
 }
