@@ -432,12 +432,13 @@ static void count_add(struct pv_vpmu_vcpu_page *vp, uint64_t insns,
 }
 
 /*
- * What ran from step.rip up to `to` along the trace into b; false (and b
+ * What ran from `from` up to `to` along the trace into b; false (and b
  * empty) if the trace does not lead there.
  */
-static bool count_run(struct blk_ctx *c, uint64_t to, struct block *b)
+static bool count_run(struct blk_ctx *c, uint64_t from, uint64_t to,
+		      struct block *b)
 {
-	if (block_scan(c, c->vp->step.rip, to, b) == 1)
+	if (block_scan(c, from, to, b) == 1)
 		return true;
 	c->b->st.inconsistent++;
 	b->ninsns = b->nbranches = 0;
@@ -505,7 +506,6 @@ int64_t step_block_arm(struct vcpu *v, uint64_t rip)
 	if (!ctx_init(v, &c) || !counting(c.vp))
 		return 1;
 	pthread_mutex_lock(&c.b->lock);
-	c.vp->step.rip = rip;
 	ret = block_arm(&c, rip);
 	pthread_mutex_unlock(&c.b->lock);
 	return ret;
@@ -521,10 +521,8 @@ static int64_t step_block_account(struct vcpu *v, uint64_t from, uint64_t to)
 		return -EINVAL;
 	pthread_mutex_lock(&c.b->lock);
 	c.b->st.accounts++;
-	c.vp->step.rip = from;
-	ok = count_run(&c, to, &b);
+	ok = count_run(&c, from, to, &b);
 	count_add(c.vp, b.ninsns, b.nbranches);
-	c.vp->step.rip = to;
 	pthread_mutex_unlock(&c.b->lock);
 	return ok ? (int64_t)b.ninsns : -EINVAL;
 }
@@ -549,7 +547,7 @@ static int bp_handle(struct vcpu *v, struct blk_ctx *c, struct bp_frame *f)
 	struct block run = { 0 }, b;
 
 	if (count)
-		count_run(c, at, &run);
+		count_run(c, c->vp->step.rip, at, &run);
 	if (gva_to_gpa(c->vm, c->cr3, at, GVA_READ, &gpa) ||
 	    !gpa_patched(c->b, gpa)) {
 		/* The program's own int3: it retired, uncounted as stepped. */
