@@ -224,6 +224,7 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	vdso = vdso_map(mm);
 	if ((s64)vdso < 0)
 		return (s64)vdso;
+	mm_map_step_cache(mm);
 	pde = mm_walk(mm, PV_USER_STACK_TOP - 1, false, &huge);
 	if (!pde || !huge)
 		return -ENOMEM;

@@ -251,7 +251,8 @@ static bool mm_unmap_huge(struct mm *mm, u64 *va, u64 end)
 			continue;
 		if (!(*pde & PTE_PS))
 			return false;
-		huge_free(*pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
+		if (!(*pde & PTE_BORROWED))
+			huge_free(*pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
 		*pde = 0;
 		invlpg(*va);
 	}
@@ -301,7 +302,9 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 			continue;
 		}
 		if ((*pde & PTE_PS) && whole) {
-			huge_free(*pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
+			if (!(*pde & PTE_BORROWED))
+				huge_free(*pde & PTE_ADDR &
+					  ~(PV_HUGE_SIZE - 1));
 			*pde = 0;
 			invlpg(va);
 			va = next;
@@ -1251,6 +1254,30 @@ void mm_put(struct mm *mm)
 }
 
 /*
+ * The step source's code caches (uapi/layout.h), when the VMM counts by
+ * blocks: the same 2 MiB page in every process, borrowed (never freed,
+ * shared by fork).  Left out where the program has that range itself;
+ * the VMM checks the mapping before it runs a thread there.  User-
+ * writable, as the counters at the start of each vCPU's window are.
+ */
+void mm_map_step_cache(struct mm *mm)
+{
+	u64 pa = boot_params->step_cache_phys;
+	u64 lo = PV_STEP_CACHE_VA, hi = PV_STEP_CACHE_VA + PV_STEP_CACHE_SIZE;
+	u32 prot = PROT_READ | PROT_WRITE | PROT_EXEC;
+
+	if (!pa || mm->brk_start < hi)
+		return;
+	for (int i = 0; i < mm->nvma; i++)
+		if (mm->vma[i].start < hi && mm->vma[i].end > lo)
+			return;
+	if (vma_insert(mm, lo, hi, prot, true))
+		return;
+	if (mm_map_huge(mm, lo, pa, pte_flags(prot) | PTE_BORROWED))
+		vma_remove(mm, lo, hi);
+}
+
+/*
  * No 2 MiB frame left for the child's copy of one (4 KiB pages from the
  * free lists fill the rest of RAM): 512 small ones.  Slow, but a fork
  * with memory free must not fail.  Undone by mm_put() on failure.
@@ -1279,6 +1306,8 @@ static int mm_fork_leaf(struct mm *dst, u64 va, u64 e, bool huge)
 	u64 flags = e & ~PTE_ADDR;
 	u64 pa;
 
+	if ((e & PTE_BORROWED) && huge)
+		return mm_map_huge(dst, va, src, flags & ~PTE_PS);
 	if (e & PTE_BORROWED)
 		return mm_map_page(dst, va, src, flags);
 	pa = huge ? huge_alloc_zero() : page_alloc();

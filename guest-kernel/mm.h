@@ -87,5 +87,6 @@ s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice);
 s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags);
 u64 mm_brk(struct mm *mm, u64 newbrk);
 struct mm *mm_fork(struct mm *src);
+void mm_map_step_cache(struct mm *mm);
 
 #endif

@@ -258,11 +258,20 @@ void kpmu_user_return(struct task *t, struct trapframe *tf)
 		tf->rflags |= RFLAGS_TF;
 }
 
-void kpmu_step_entry(struct pv_vpmu_vcpu_page *vp, u64 to)
+_Static_assert(sizeof(struct trapframe) == sizeof(struct pv_step_frame) &&
+	       __builtin_offsetof(struct trapframe, rax) ==
+	       __builtin_offsetof(struct pv_step_frame, rax) &&
+	       __builtin_offsetof(struct trapframe, rip) ==
+	       __builtin_offsetof(struct pv_step_frame, rip) &&
+	       VEC_SYSCALL == PV_STEP_FRAME_SYSCALL,
+	       "PV_HC_STEP_ACCOUNT's frame is the trapframe");
+
+void kpmu_step_entry(struct pv_vpmu_vcpu_page *vp, struct trapframe *tf,
+		     u64 back)
 {
-	if (vp->step.rip != to)
-		hcall(PV_HC_STEP_ACCOUNT, vp->step.rip, to, 0);
-	vp->step.rip = to;
+	if (vp->step.rip != tf->rip - back)
+		hcall(PV_HC_STEP_ACCOUNT, vp->step.rip, tf->rip - back, V2P(tf));
+	vp->step.rip = tf->rip - back;	/* the VMM may have moved tf->rip */
 }
 
 /* Read the instruction at a user address (15 bytes at most, less at the

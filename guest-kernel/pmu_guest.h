@@ -46,16 +46,21 @@ static inline void kpmu_count_trap_insn(struct pv_vpmu_vcpu_page *vp)
 		kpmu_step_count_insn(vp);
 }
 /*
- * A kernel entry from user mode before the instruction at `to` (a fault,
- * an interrupt, or a system call's own instruction): counting by blocks,
- * the instructions user code ran untraced since step.rip are counted now
- * (kpmu_step_entry()), before anything reads or folds the counts.
+ * A kernel entry from user mode before the instruction at tf->rip - back
+ * (a fault, an interrupt, or a system call's own instruction): counting
+ * by blocks, the instructions user code ran untraced since step.rip are
+ * counted now (kpmu_step_entry()), before anything reads or folds the
+ * counts.  From the VMM's code cache, the VMM also moves the frame back to
+ * the program's own code (vmm/core/step_cache.c).
  */
-void kpmu_step_entry(struct pv_vpmu_vcpu_page *vp, u64 to);
-static inline void kpmu_user_entry(struct pv_vpmu_vcpu_page *vp, u64 to)
+struct trapframe;
+void kpmu_step_entry(struct pv_vpmu_vcpu_page *vp, struct trapframe *tf,
+		     u64 back);
+static inline void kpmu_user_entry(struct pv_vpmu_vcpu_page *vp,
+				   struct trapframe *tf, u64 back)
 {
 	if (__builtin_expect(vp->step.enable & PV_STEP_BLOCKS, 0))
-		kpmu_step_entry(vp, to);
+		kpmu_step_entry(vp, tf, back);
 }
 bool kpmu_debug_trap(struct trapframe *tf);
 uint64_t kpmu_sample_start(int idx);

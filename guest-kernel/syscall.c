@@ -498,7 +498,7 @@ __attribute__((used)) void syscall_dispatch(struct trapframe *tf)
 			   __ATOMIC_RELAXED);
 	bkl_lock();
 	tf->rflags = (tf->r11 & RFLAGS_USER) | RFLAGS_IF | 2;
-	kpmu_user_entry(t->cpu->vpage, tf->rip - 2);	/* `syscall` is 2 bytes */
+	kpmu_user_entry(t->cpu->vpage, tf, 2);	/* `syscall` is 2 bytes */
 	kpmu_count_trap_insn(t->cpu->vpage);
 	if (likely(nr < NR_MAX && sys_table[nr])) {
 		tf->rax = sys_table[nr](tf->rdi, tf->rsi, tf->rdx, tf->r10,

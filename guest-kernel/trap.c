@@ -128,7 +128,7 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	if (v == VEC_INT80 && (tf->cs & 3) == 3) {
 		/* Standard KVM: the DPL 3 gate, RIP already past `cd 80`. */
 		bkl_lock();
-		kpmu_user_entry(t->cpu->vpage, tf->rip - 2);
+		kpmu_user_entry(t->cpu->vpage, tf, 2);
 		kpmu_count_trap_insn(t->cpu->vpage);
 		syscall_i386(tf);
 		return_to_user(tf);
@@ -137,7 +137,7 @@ __attribute__((used)) void trap(struct trapframe *tf)
 	/* Before the instruction at RIP: an interrupt, a fault, #BP's
 	 * SIGTRAP (the VMM counted through the int3), int $0x80 as #UD. */
 	if ((tf->cs & 3) == 3 && v != 1)
-		kpmu_user_entry(t->cpu->vpage, tf->rip);
+		kpmu_user_entry(t->cpu->vpage, tf, 0);
 	if (v >= 32) {
 		trap_irq(tf);
 		return;

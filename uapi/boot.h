@@ -82,6 +82,12 @@ struct pv_boot_params {
 	 */
 	uint32_t kstep_live;
 	uint32_t pad1;
+	/*
+	 * The step source's code caches (vmm/core/step_cache.c): 2 MiB of
+	 * RAM the VMM keeps out of the memory map, which the kernel maps at
+	 * PV_STEP_CACHE_VA in every process; 0 when not counting by blocks.
+	 */
+	uint64_t step_cache_phys;
 };
 
 _Static_assert(sizeof(struct pv_memmap_entry) == 24, "memmap entry size");
@@ -90,7 +96,7 @@ _Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 144,
 _Static_assert(__builtin_offsetof(struct pv_boot_params, kstep_live) == 144 +
 	       24 * PV_MAX_MEMMAP + 256 + PV_BOOT_ARGS_SIZE, "boot params layout");
 _Static_assert(sizeof(struct pv_boot_params) == 144 + 24 * PV_MAX_MEMMAP + 256
-	       + PV_BOOT_ARGS_SIZE + 8, "boot params size");
+	       + PV_BOOT_ARGS_SIZE + 16, "boot params size");
 _Static_assert(sizeof(struct pv_boot_params) <= 8192, "boot params fit 2 pages");
 
 #endif

@@ -32,6 +32,14 @@
 #define PV_USER_TOP		0x800000000000ull
 
 /*
+ * The step source's code caches: one 2 MiB page under the 0x400000 where
+ * non-PIE programs are linked, so that their RIP-relative operands reach
+ * from a translated copy; a window of it per vCPU (vmm/core/step_cache.c).
+ */
+#define PV_STEP_CACHE_VA	0x200000ull
+#define PV_STEP_CACHE_SIZE	0x200000ull
+
+/*
  * Counter pages mapped read-only into processes that use counters (perf_
  * event_open, libvpmu): every vCPU's page, then one page per thread, at an
  * address given by its thread id so that threads of one address space see

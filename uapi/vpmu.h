@@ -233,10 +233,14 @@ enum pv_vpmu_hypercall {
 	 */
 	PV_HC_STEP_ARM = 35,
 	/*
-	 * (from, to): user code ran straight from `from` to a kernel entry
-	 * before the instruction at `to`: count the instructions between.
-	 * -> their number, or -EINVAL when no straight run of instructions
-	 * leads from one to the other.
+	 * (from, to, frame): user code ran straight from `from` to a kernel
+	 * entry before the instruction at `to`: count the instructions
+	 * between.  -> their number, or -EINVAL when no straight run of
+	 * instructions leads from one to the other.  frame: the guest-
+	 * physical address of the entry's saved registers (struct
+	 * pv_step_frame); when `to` is in the VMM's code cache, the VMM
+	 * moves them back to the program's own code (rip, and rcx, rax, rsp
+	 * where its translation changed them) and counts what retired.
 	 */
 	PV_HC_STEP_ACCOUNT = 36,
 	PV_HC_PMU_NR
@@ -301,6 +305,18 @@ struct pv_vpmu_counter {
 	uint8_t step_mask;	/* bits of step.count[] summed (VMM) */
 	uint64_t step_cost;	/* PV_VPMU_READ_TSC_STEP: TSC per step (VMM) */
 };
+
+/*
+ * The user registers a kernel entry saved, as PV_HC_STEP_ACCOUNT hands
+ * them to the VMM (the guest kernel's struct trapframe, checked there).
+ */
+struct pv_step_frame {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t vector, error;
+	uint64_t rip, cs, rflags, rsp, ss;
+};
+#define PV_STEP_FRAME_SYSCALL	0x100	/* vector of a system call's frame */
 
 /* step.count[] slots */
 enum pv_vpmu_step_slot {
@@ -391,7 +407,15 @@ struct pv_vpmu_vcpu_page {
 	 * a-mode switch, or the outgoing thread would keep the steal.
 	 */
 	uint64_t steal_ns;
-	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 72 - 32 * PV_VPMU_CTR_SLOTS];
+	/*
+	 * VMM: the user address of this vCPU's code-cache counters (step
+	 * source by blocks, vmm/core/step_cache.c), 0 if none: what user
+	 * code run from the cache has retired and the VMM not yet added to
+	 * step.count, one uint64_t per step.count[] slot.  The VMM adds them
+	 * at each trap and kernel entry, bumping seq.
+	 */
+	uint64_t step_cache_hdr;
+	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 80 - 32 * PV_VPMU_CTR_SLOTS];
 	struct pv_vpmu_step step;
 	uint8_t reserved2[4096 - PV_VPMU_STEP_OFFSET - 96];
 };

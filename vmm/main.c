@@ -167,7 +167,11 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		goto out;
 	}
 	if (!strcmp(cfg->source, "step") && !cfg->step_single) {
-		vm.blocks = step_blocks_create(lay.initrd_phys, lay.initrd_size);
+		const struct pv_boot_params *bp = (const void *)
+			(vm.mem + PV_BOOT_PARAMS_PHYS);
+
+		vm.blocks = step_blocks_create(lay.initrd_phys, lay.initrd_size,
+					       bp->step_cache_phys, cfg->ncpus);
 		if (!vm.blocks) {
 			vmm_error(NULL, "out of memory");
 			goto out;

@@ -63,6 +63,11 @@ static int boot_args_pack(struct pv_boot_params *bp,
 	return 0;
 }
 
+bool boot_wants_step_cache(const struct vmm_config *cfg)
+{
+	return !strcmp(cfg->source, "step") && !cfg->step_single;
+}
+
 int boot_params_fill(struct pv_boot_params *bp, const struct vmm_config *cfg,
 		     uint64_t mem_size, const struct boot_layout *lay,
 		     uint64_t tsc_khz, char *err, size_t errlen)
@@ -109,6 +114,16 @@ int boot_params_fill(struct pv_boot_params *bp, const struct vmm_config *cfg,
 	m[3] = (struct pv_memmap_entry){ free_start, mem_size - free_start,
 		PV_MEM_RAM, 0 };
 	bp->nmemmap = 4;
+	if (boot_wants_step_cache(cfg) &&
+	    m[3].size >= PV_STEP_CACHE_SIZE + (16ull << 20)) {
+		/* The last 2 MiB: the step source's code caches. */
+		bp->step_cache_phys = (mem_size & ~(PV_HUGE_SIZE - 1)) -
+				      PV_STEP_CACHE_SIZE;
+		m[3].size = bp->step_cache_phys - free_start;
+		m[4] = (struct pv_memmap_entry){ bp->step_cache_phys,
+			PV_STEP_CACHE_SIZE, PV_MEM_RESERVED, 0 };
+		bp->nmemmap = 5;
+	}
 	if (snprintf(bp->init_path, sizeof(bp->init_path), "/bin/%s",
 		     cfg->argv[0]) >= (int)sizeof(bp->init_path) ||
 	    boot_args_pack(bp, cfg)) {

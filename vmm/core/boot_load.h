@@ -49,6 +49,9 @@ int boot_params_fill(struct pv_boot_params *bp, const struct vmm_config *cfg,
 		     uint64_t mem_size, const struct boot_layout *lay,
 		     uint64_t tsc_khz, char *err, size_t errlen);
 
+/* Whether the step source counts by blocks, with code caches. */
+bool boot_wants_step_cache(const struct vmm_config *cfg);
+
 /* Build the boot page tables mapping all RAM at PV_KERNEL_BASE. */
 void boot_page_tables_build(uint8_t *mem, uint64_t mem_size);
 

@@ -26,7 +26,7 @@
 #include "hypercall.h"
 #include "layout.h"
 #include "pmu.h"
-#include "step_block.h"
+#include "step_internal.h"
 #include "vcpu.h"
 #include "vpmu.h"
 #include "x86_decode.h"
@@ -46,43 +46,36 @@ struct patch_frame {
 struct step_blocks {
 	pthread_mutex_t lock;		/* the table and guest code bytes */
 	uint64_t code_lo, code_hi;
+	struct step_cache **cache;	/* a code cache per vCPU, or NULL */
+	int ncache;
 	struct patch_frame **slot;	/* open addressing on gfn */
 	size_t nslots;
 	struct step_blocks_stats st;
 };
 
-/* The #BP entry's stack at the out: rax, then the iret frame. */
-struct bp_frame {
-	uint64_t rax, rip, cs, rflags, rsp, ss;
-};
-
-/* What one trap or hypercall works on: the vCPU's view of the guest. */
-struct blk_ctx {
-	struct step_blocks *b;
-	struct vm *vm;
-	uint64_t cr3;
-	struct pv_vpmu_vcpu_page *vp;	/* NULL before the kernel set it */
-};
-
-/*
- * A block here is a trace: straight-line code and the direct jumps and
- * calls in it (their targets are in the code), up to the first branch
- * whose target is not: a jcc, ret, indirect jump or call, loop.
- */
-struct block {
-	uint64_t end;		/* the branch that ends it */
-	uint32_t ninsns;	/* instructions, the branch included */
-	uint32_t nbranches;	/* branches, the end included */
-	struct x86_insn insn;	/* the branch */
-	enum x86_branch br;
-};
-
-struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len)
+struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len,
+				       uint64_t cache_gpa, int ncpus)
 {
 	struct step_blocks *b = calloc(1, sizeof(*b));
+	uint32_t win = ncpus > 0 ? (uint32_t)(PV_STEP_CACHE_SIZE / ncpus) &
+				   ~4095u : 0;
 
 	if (!b)
 		return NULL;
+	/* Each vCPU its own window: a copy is only ever patched while its
+	 * vCPU is out of the guest, so no code is modified under a CPU. */
+	if (cache_gpa && win >= 64 * 1024) {
+		b->cache = calloc((size_t)ncpus, sizeof(*b->cache));
+		for (int i = 0; b->cache && i < ncpus; i++) {
+			b->cache[i] = step_cache_create(PV_STEP_CACHE_VA +
+							(uint64_t)i * win,
+							cache_gpa +
+							(uint64_t)i * win, win);
+			if (!b->cache[i])
+				break;
+			b->ncache = i + 1;
+		}
+	}
 	b->nslots = 256;
 	b->slot = calloc(b->nslots, sizeof(*b->slot));
 	if (!b->slot) {
@@ -102,6 +95,9 @@ void step_blocks_destroy(struct step_blocks *b)
 	for (size_t i = 0; i < b->nslots; i++)
 		free(b->slot[i]);
 	free(b->slot);
+	for (int i = 0; i < b->ncache; i++)
+		step_cache_destroy(b->cache[i]);
+	free(b->cache);
 	pthread_mutex_destroy(&b->lock);
 	free(b);
 }
@@ -186,7 +182,7 @@ static bool gpa_patched(const struct step_blocks *b, uint64_t gpa)
 
 /* Up to len bytes of user code at va as the program has them (our int3s
  * undone); fewer where a page is not readable. */
-static size_t code_read(const struct blk_ctx *c, uint64_t va, uint8_t *buf,
+size_t code_read(const struct blk_ctx *c, uint64_t va, uint8_t *buf,
 			size_t len)
 {
 	size_t done = 0;
@@ -215,7 +211,7 @@ static size_t code_read(const struct blk_ctx *c, uint64_t va, uint8_t *buf,
 }
 
 /* A jmp or call whose target the instruction holds. */
-static bool branch_direct(const struct x86_insn *in, enum x86_branch br)
+bool branch_direct(const struct x86_insn *in, enum x86_branch br)
 {
 	return (br == X86_BR_JMP || br == X86_BR_CALL) && !in->opsize;
 }
@@ -226,7 +222,7 @@ static bool branch_direct(const struct x86_insn *in, enum x86_branch br)
  * be read or decoded, or the trace goes on for more than BLOCK_MAX
  * instructions without reaching its end or stop.
  */
-static int block_scan(const struct blk_ctx *c, uint64_t va, uint64_t stop,
+int block_scan(const struct blk_ctx *c, uint64_t va, uint64_t stop,
 		      struct block *b)
 {
 	uint8_t buf[X86_MAX_INSN_LEN];
@@ -261,7 +257,7 @@ static int block_scan(const struct blk_ctx *c, uint64_t va, uint64_t stop,
 }
 
 /* Branches emulate() knows; a block ending in another is single-stepped. */
-static bool branch_emulable(const struct block *b)
+bool branch_emulable(const struct block *b)
 {
 	if (b->insn.opsize)
 		return false;
@@ -364,7 +360,7 @@ static int user_push(const struct blk_ctx *c, struct bp_frame *f,
  * ret) and the user's memory and rcx (loop).  -EFAULT with *fault where
  * the CPU would have faulted; nothing then has changed.
  */
-static int branch_emulate(const struct blk_ctx *c, struct kvm_regs *r,
+int branch_emulate(const struct blk_ctx *c, struct kvm_regs *r,
 			  const struct kvm_sregs *s, struct bp_frame *f,
 			  const struct block *b, uint64_t *fault)
 {
@@ -423,7 +419,7 @@ static bool counting(const struct pv_vpmu_vcpu_page *vp)
 	return vp && (vp->step.enable & 1);
 }
 
-static void count_add(struct pv_vpmu_vcpu_page *vp, uint64_t insns,
+void count_add(struct pv_vpmu_vcpu_page *vp, uint64_t insns,
 		      uint64_t branches)
 {
 	vp->step.count[PV_STEP_USER_INSNS] += insns;
@@ -451,19 +447,26 @@ static bool count_run(struct blk_ctx *c, uint64_t from, uint64_t to,
  * one we emulate or not in the initramfs (or in a page the program may
  * write), or the counter's overflow point falls inside it.
  */
-static int block_arm(struct blk_ctx *c, uint64_t rip)
+bool code_fixed(const struct blk_ctx *c, uint64_t va, uint64_t *gpa)
+{
+	uint64_t wgpa;
+
+	return !gva_to_gpa(c->vm, c->cr3, va, GVA_READ, gpa) &&
+	       *gpa >= c->b->code_lo && *gpa < c->b->code_hi &&
+	       gva_to_gpa(c->vm, c->cr3, va, GVA_WRITE, &wgpa);
+}
+
+int block_arm(struct blk_ctx *c, uint64_t rip)
 {
 	struct step_blocks *bl = c->b;
-	uint64_t gpa, wgpa, cnt, dl;
+	uint64_t gpa, cnt, dl;
 	struct patch_frame *f;
 	struct block b;
 	uint8_t *p;
 
 	bl->st.arms++;
 	if (block_scan(c, rip, 0, &b) || !branch_emulable(&b) ||
-	    gva_to_gpa(c->vm, c->cr3, b.end, GVA_READ, &gpa) ||
-	    gpa < bl->code_lo || gpa >= bl->code_hi ||
-	    !gva_to_gpa(c->vm, c->cr3, b.end, GVA_WRITE, &wgpa))
+	    !code_fixed(c, b.end, &gpa))
 		goto stepped;
 	cnt = c->vp->step.count[PV_STEP_USER_INSNS];
 	dl = c->vp->step.deadline[PV_STEP_USER_INSNS];
@@ -495,6 +498,8 @@ static bool ctx_init(struct vcpu *v, struct blk_ctx *c)
 	c->vm = v->vm;
 	c->cr3 = vcpu_sregs(v)->cr3;
 	c->vp = pmu_vcpu_page(v->pmu.pv);
+	c->cache = c->b && v->id < c->b->ncache ? c->b->cache[v->id] : NULL;
+	c->st = c->b ? &c->b->st : NULL;
 	return c->b != NULL;
 }
 
@@ -511,16 +516,33 @@ int64_t step_block_arm(struct vcpu *v, uint64_t rip)
 	return ret;
 }
 
-static int64_t step_block_account(struct vcpu *v, uint64_t from, uint64_t to)
+/* The kernel's frame at a guest-physical address, whole in RAM. */
+static struct pv_step_frame *step_frame_map(struct vcpu *v, uint64_t gpa)
 {
+	return gpa ? vm_gpa_to_hva(v->vm, gpa, sizeof(struct pv_step_frame))
+		   : NULL;
+}
+
+static int64_t step_block_account(struct vcpu *v, uint64_t from, uint64_t to,
+				  uint64_t frame)
+{
+	struct pv_step_frame *tf;
 	struct blk_ctx c;
 	struct block b;
+	int64_t n;
 	bool ok;
 
 	if (!ctx_init(v, &c) || !counting(c.vp))
 		return -EINVAL;
 	pthread_mutex_lock(&c.b->lock);
 	c.b->st.accounts++;
+	if (step_cache_owns(c.cache, to)) {
+		tf = step_frame_map(v, frame);
+		n = tf && (tf->cs & 3) == 3 ? step_cache_leave(&c, tf, to)
+					    : -EINVAL;
+		pthread_mutex_unlock(&c.b->lock);
+		return n;
+	}
 	ok = count_run(&c, from, to, &b);
 	count_add(c.vp, b.ninsns, b.nbranches);
 	pthread_mutex_unlock(&c.b->lock);
@@ -546,6 +568,8 @@ static int bp_handle(struct vcpu *v, struct blk_ctx *c, struct bp_frame *f)
 	bool count = counting(c->vp);
 	struct block run = { 0 }, b;
 
+	if (step_cache_owns(c->cache, at))
+		return step_cache_trap(c, r, vcpu_sregs(v), f);
 	if (count)
 		count_run(c, c->vp->step.rip, at, &run);
 	if (gva_to_gpa(c->vm, c->cr3, at, GVA_READ, &gpa) ||
@@ -579,6 +603,8 @@ static int bp_handle(struct vcpu *v, struct blk_ctx *c, struct bp_frame *f)
 		return 0;
 	count_add(c->vp, run.ninsns + 1, run.nbranches + 1);
 	c->vp->step.rip = f->rip;
+	if ((c->vp->step.enable & PV_STEP_BLOCKS) && step_cache_enter(c, f))
+		return 0;
 	if (!(c->vp->step.enable & PV_STEP_BLOCKS) || block_arm(c, f->rip))
 		f->rflags |= RFLAGS_TF;
 	else
@@ -633,7 +659,8 @@ bool step_block_exit(struct vcpu *v)
 	} else if (run->io.port != PV_HC_PORT || !v->vm->blocks) {
 		return false;
 	} else if (r->rax == PV_HC_STEP_ACCOUNT) {
-		v->pmu.step_account = step_block_account(v, r->rdi, r->rsi);
+		v->pmu.step_account = step_block_account(v, r->rdi, r->rsi,
+							   r->r10);
 	} else if (r->rax != PV_HC_STEP_ARM) {
 		return false;
 	}

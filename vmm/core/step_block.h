@@ -26,6 +26,11 @@ struct step_blocks_stats {
 	uint64_t patches;	/* int3s in guest memory */
 	uint64_t frames;	/* 4 KiB pages holding them */
 	uint64_t bytes;		/* host memory for their original bytes */
+	uint64_t cache_blocks;	/* blocks translated into a code cache */
+	uint64_t cache_entries;	/* branches into a translated block */
+	uint64_t cache_traps;	/* int3s that left one (in traps too) */
+	uint64_t cache_leaves;	/* kernel entries from one */
+	uint64_t cache_flushes;	/* windows emptied when full */
 };
 
 /*
@@ -33,7 +38,12 @@ struct step_blocks_stats {
  * whose pages the guest kernel maps read-only in place for programs' text
  * and never frees or rewrites, so an int3 there never goes stale.
  */
-struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len);
+/*
+ * cache_gpa: the guest's 2 MiB for code caches (pv_boot_params.
+ * step_cache_phys), 0 for none; a window of it for each of ncpus vCPUs.
+ */
+struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len,
+				       uint64_t cache_gpa, int ncpus);
 void step_blocks_destroy(struct step_blocks *b);
 void step_blocks_stats(struct step_blocks *b, struct step_blocks_stats *out);
 
