@@ -38,15 +38,49 @@
 #include "vm.h"
 #include "vpmu_guest.h"
 
-/* The window's first 64 bytes: what the prologues count, and rax's slot. */
-#define HDR		64
-#define HDR_INSNS	PV_STEP_USER_INSNS	/* as step.count[] */
+/*
+ * The window's first 128 bytes, in uint64_t slots: what the prologues
+ * counted (as step.count[], which direct readers add them to), the
+ * registers a prologue borrows, and the counts it may reach before an
+ * overflow point (PRO_* below).
+ */
+#define HDR		128
+#define HDR_INSNS	PV_STEP_USER_INSNS
 #define HDR_BRANCHES	PV_STEP_USER_BRANCHES
-#define HDR_RAX		PV_STEP_SLOTS
-#define PRO_INSN	7		/* every prologue instruction is 7 bytes */
-#define PRO_LEN		(8 * PRO_INSN)
+#define HDR_RAX		4
+#define HDR_RCX		5
+#define HDR_RDX		6
+#define HDR_LIMIT_INSNS	7
+#define HDR_LIMIT_BRANCHES 8
+#define LIMIT_NONE	(1ull << 62)
 #define TRANS_INSNS	256		/* longer blocks stay with the int3s */
+
+/*
+ * The prologue, flag-neutral (the flags may be live into the block) and
+ * without the stack (the red zone): for instructions and then branches,
+ * whether counter + n stays within its limit, computed as the sign of
+ * limit + ~(counter + n) + 1 by lea, not and cqo, tested by jrcxz; past
+ * it, an int3 (the VMM runs the block where the point falls by int3s and
+ * single steps); else both counters += n, and rax, rcx, rdx back.  Each
+ * instruction's length, so that an interrupt's RIP tells how many ran.
+ */
+enum {
+	PRO_SAVE = 3,			/* rax, rcx, rdx saved */
+	PRO_CHECK = 10,			/* a check's instructions */
+	PRO_ADD_INSNS = PRO_SAVE + 2 * PRO_CHECK + 3,	/* after these */
+	PRO_ADD_BRANCHES = PRO_ADD_INSNS + 3,
+	PRO_NINSNS = PRO_ADD_BRANCHES + 3,
+};
+static const uint8_t pro_len[PRO_NINSNS] = {
+	7, 7, 7,
+	7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
+	7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
+	7, 7, 7, 7, 7, 7,
+	7, 7, 7,
+};
+#define PRO_LEN		(21 + 2 * 40 + 42 + 21)
 #define TRANS_MAX	(PRO_LEN + 20 * TRANS_INSNS + 32)
+
 #define RFLAGS_TF	0x100ull
 #define INT3		0xcc
 
@@ -60,11 +94,17 @@ struct cpos {
 };
 
 /* An int3 that leaves a copy. */
+enum cexit_kind {
+	CX_JUMP,		/* to target, the copy's jcc or loop */
+	CX_EMULATE,		/* the block's own ret or indirect branch */
+	CX_LIMIT,		/* the prologue: an overflow point in the block */
+};
+
 struct cexit {
 	uint32_t at;		/* offset of the int3 */
 	uint32_t patch;		/* of the rel32 that leads to it, 0 if none */
-	uint64_t target;	/* where the program goes on */
-	bool emulate;		/* the block's own ret/indirect branch */
+	uint64_t target;	/* CX_JUMP: where the program goes on */
+	enum cexit_kind kind;
 };
 
 struct ctrans {
@@ -222,7 +262,7 @@ struct emit {
 	uint32_t len, at;
 	uint32_t npos, nex;
 	struct cpos pos[TRANS_INSNS + 8];
-	struct cexit ex[2];
+	struct cexit ex[4];
 };
 
 static uint64_t emit_va(const struct emit *e)
@@ -251,38 +291,71 @@ static void emit_pos(struct emit *e, uint64_t va, uint32_t ninsns,
 	};
 }
 
-/* 48 op modrm disp32: a 64-bit mov between rax and a header slot. */
-static void emit_hdr_op(struct emit *e, uint8_t op, unsigned int slot)
+/* 48 op modrm disp32: a 64-bit mov between a register (in modrm's reg
+ * field) and a header slot. */
+static void emit_hdr_op(struct emit *e, uint8_t op, uint8_t modrm,
+			unsigned int slot)
 {
-	uint64_t next = emit_va(e) + PRO_INSN;
-	uint8_t b[3] = { 0x48, op, 0x05 };
+	uint64_t next = emit_va(e) + 7;
+	uint8_t b[3] = { 0x48, op, modrm };
 
 	emit_bytes(e, b, 3);
 	emit_u32(e, (uint32_t)(e->sc->va + 8 * slot - next));
 }
 
-/*
- * Add n to a header counter without touching the flags, which may be live
- * into the block: mov ctr,%rax; lea n(%rax),%rax; mov %rax,ctr.
- */
-static void emit_count(struct emit *e, unsigned int slot, uint32_t n)
-{
-	static const uint8_t lea[3] = { 0x48, 0x8d, 0x80 };
+#define RAX	0x05	/* modrm: the register, disp32(%rip) */
+#define RCX	0x0d
+#define RDX	0x15
 
-	emit_hdr_op(e, 0x8b, slot);
-	emit_bytes(e, lea, 3);
+/* Whether counter + n <= limit, else the int3 (CX_LIMIT). */
+static void emit_check(struct emit *e, unsigned int ctr, unsigned int lim,
+		       uint32_t n)
+{
+	static const uint8_t tail[] = {
+		0x48, 0x8d, 0x44, 0x08, 0x01,	/* lea 1(%rax,%rcx),%rax */
+		0x48, 0x99,			/* cqo */
+		0x48, 0x8d, 0x4a, 0x01,		/* lea 1(%rdx),%rcx */
+		0xe3, 0x02,			/* jrcxz the int3 */
+		0xeb, 0x01,			/* jmp over it */
+	};
+
+	emit_hdr_op(e, 0x8b, RAX, ctr);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x88 }, 3); /* lea n(%rax),%rcx */
 	emit_u32(e, n);
-	emit_hdr_op(e, 0x89, slot);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3); /* not %rcx */
+	emit_hdr_op(e, 0x8b, RAX, lim);
+	emit_bytes(e, tail, sizeof(tail));
+	e->ex[e->nex++] = (struct cexit){ .at = e->at + e->len,
+					  .kind = CX_LIMIT };
+	emit_bytes(e, (uint8_t[]){ INT3 }, 1);
 }
 
-static void emit_prologue(struct emit *e, const struct block *b,
-			  uint64_t va)
+/* counter += n: mov ctr,%rax; lea n(%rax),%rax; mov %rax,ctr. */
+static void emit_count(struct emit *e, unsigned int slot, uint32_t n)
 {
+	emit_hdr_op(e, 0x8b, RAX, slot);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x80 }, 3);
+	emit_u32(e, n);
+	emit_hdr_op(e, 0x89, RAX, slot);
+}
+
+static int emit_prologue(struct emit *e, const struct block *b,
+			 uint64_t va)
+{
+	uint32_t start = e->len;
+
 	emit_pos(e, va, 0, 0, true);
-	emit_hdr_op(e, 0x89, HDR_RAX);
+	emit_hdr_op(e, 0x89, RAX, HDR_RAX);
+	emit_hdr_op(e, 0x89, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x89, RDX, HDR_RDX);
+	emit_check(e, HDR_INSNS, HDR_LIMIT_INSNS, b->ninsns);
+	emit_check(e, HDR_BRANCHES, HDR_LIMIT_BRANCHES, b->nbranches);
 	emit_count(e, HDR_INSNS, b->ninsns);
 	emit_count(e, HDR_BRANCHES, b->nbranches);
-	emit_hdr_op(e, 0x8b, HDR_RAX);
+	emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
+	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
+	return e->len - start == PRO_LEN ? 0 : -1;
 }
 
 /* A rel32 jump or jcc (op bytes given) to an exit int3 emitted later. */
@@ -303,7 +376,8 @@ static void emit_exit(struct emit *e, uint32_t patch, uint64_t target,
 
 	emit_pos(e, emulate ? b->end : target, b->ninsns - emulate,
 		 b->nbranches - emulate, false);
-	e->ex[e->nex++] = (struct cexit){ at, patch, target, emulate };
+	e->ex[e->nex++] = (struct cexit){ at, patch, target,
+					  emulate ? CX_EMULATE : CX_JUMP };
 	if (patch) {
 		uint32_t rel = at - (patch + 4);
 
@@ -391,7 +465,8 @@ static int trans_emit(struct blk_ctx *c, struct emit *e, uint64_t va,
 	struct x86_insn in;
 	uint64_t gpa;
 
-	emit_prologue(e, b, va);
+	if (emit_prologue(e, b, va))
+		return -1;
 	while (va != b->end) {
 		size_t got = code_read(c, va, ib, sizeof(ib));
 
@@ -487,7 +562,7 @@ static int32_t cache_translate(struct blk_ctx *c, struct step_cache *sc,
 		uint64_t tg;
 		int32_t j;
 
-		if (x->emulate || !code_fixed(c, x->target, &tg))
+		if (x->kind != CX_JUMP || !code_fixed(c, x->target, &tg))
 			continue;
 		j = cache_find(sc, x->target, tg);
 		if (j >= 0)
@@ -496,10 +571,15 @@ static int32_t cache_translate(struct blk_ctx *c, struct step_cache *sc,
 	return k;
 }
 
-static bool deadlines_none(const struct pv_vpmu_vcpu_page *vp)
+/* How far step slot s may count before its overflow point, as block_arm()
+ * decides where one falls. */
+static uint64_t count_limit(const struct pv_vpmu_vcpu_page *vp, int s)
 {
-	return vp->step.deadline[PV_STEP_USER_INSNS] == PV_STEP_NO_DEADLINE &&
-	       vp->step.deadline[PV_STEP_USER_BRANCHES] == PV_STEP_NO_DEADLINE;
+	uint64_t cnt = vp->step.count[s], dl = vp->step.deadline[s];
+
+	if (s == PV_STEP_USER_BRANCHES && !(vp->step.enable & 2))
+		return LIMIT_NONE;
+	return cnt < dl && dl - cnt < LIMIT_NONE ? dl - cnt : LIMIT_NONE;
 }
 
 /* The window mapped where it should be, in this process. */
@@ -521,11 +601,16 @@ static uint64_t *cache_hdr(const struct blk_ctx *c,
 bool step_cache_enter(struct blk_ctx *c, struct bp_frame *f)
 {
 	struct step_cache *sc = c->cache;
-	uint64_t gpa;
+	uint64_t gpa, *h;
 	int32_t k;
 
-	if (!sc || !c->vp || !deadlines_none(c->vp) ||
-	    !code_fixed(c, f->rip, &gpa) || !window_mapped(c, sc))
+	if (!sc || !c->vp || !code_fixed(c, f->rip, &gpa) ||
+	    !window_mapped(c, sc) || !(h = cache_hdr(c, sc)))
+		return false;
+	/* The header was just folded (or never used): limits from 0. */
+	h[HDR_LIMIT_INSNS] = count_limit(c->vp, PV_STEP_USER_INSNS);
+	h[HDR_LIMIT_BRANCHES] = count_limit(c->vp, PV_STEP_USER_BRANCHES);
+	if (!h[HDR_LIMIT_INSNS] || !h[HDR_LIMIT_BRANCHES])
 		return false;
 	k = cache_find(sc, f->rip, gpa);
 	if (k < 0)
@@ -575,7 +660,27 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 	c->st->traps++;
 	c->st->cache_traps++;
 	c->vp->step.traps++;
-	if (ex.emulate) {
+	if (ex.kind == CX_LIMIT) {
+		/* The block would pass an overflow point: run it from the
+		 * program's code, by int3s and single steps, with the
+		 * registers the prologue borrowed given back. */
+		uint64_t *h = cache_hdr(c, sc);
+
+		if (h) {
+			f->rax = h[HDR_RAX];
+			r->rcx = h[HDR_RCX];
+			r->rdx = h[HDR_RDX];
+		}
+		cache_fold(c, sc, 0, 0);
+		f->rip = sc->t[k].va;
+		c->vp->step.rip = f->rip;
+		if (block_arm(c, f->rip))
+			f->rflags |= RFLAGS_TF;
+		else
+			f->rflags &= ~RFLAGS_TF;
+		return 0;
+	}
+	if (ex.kind == CX_EMULATE) {
 		struct block b = sc->t[k].b;
 
 		if (branch_emulate(c, r, s, f, &b, &fault)) {
@@ -628,13 +733,21 @@ int64_t step_cache_leave(struct blk_ctx *c, struct pv_step_frame *tf,
 		return -EINVAL;
 	}
 	if (p->prologue) {
-		/* Interrupted in the prologue: k of its 8 instructions ran. */
-		uint32_t done = (off - p->at) / PRO_INSN;
+		/* Interrupted in the prologue, after `done` of its
+		 * instructions: undo what they did. */
+		uint32_t done = 0;
 
-		added_i = done >= 4 ? t->b.ninsns : 0;
-		added_b = done >= 7 ? t->b.nbranches : 0;
+		for (uint32_t a = p->at; done < PRO_NINSNS &&
+		     a + pro_len[done] <= off; a += pro_len[done])
+			done++;
+		added_i = done >= PRO_ADD_INSNS ? t->b.ninsns : 0;
+		added_b = done >= PRO_ADD_BRANCHES ? t->b.nbranches : 0;
 		if (done >= 1)
 			tf->rax = h[HDR_RAX];
+		if (done >= 2)
+			tf->rcx = h[HDR_RCX];
+		if (done >= 3)
+			tf->rdx = h[HDR_RDX];
 		ni = nb = 0;
 		va = t->va;
 	} else {
