@@ -324,10 +324,14 @@ static void step_vcpu_enter(struct pmu_source *s, struct pmu_vcpu *v)
 				v->ctr[i].start = step_cycles(s, v);
 	}
 	/* The deadline is in user instructions, which a trap retires one
-	 * or more of: the exit comes after at least as many traps. */
+	 * or more of: the exit comes after at least as many traps.  By
+	 * blocks, a trap is rarer still (the VMM's code cache runs loops
+	 * without any), so STEP_CAL_FIRST instructions would seldom hold
+	 * STEP_CAL_MIN traps and the exits would never stop. */
 	sv->cal_deadline = !step_cycles_enabled(s, v) ? PV_STEP_NO_DEADLINE :
 		(v->page ? v->page->step.count[PV_STEP_USER_INSNS] : 0) +
-		(sv->cost ? STEP_CAL_EVERY : STEP_CAL_FIRST);
+		(sv->cost || s->pmu->step_blocks ? STEP_CAL_EVERY :
+		 STEP_CAL_FIRST);
 	step_publish_deadlines(v, sv);
 }
 

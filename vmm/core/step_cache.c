@@ -661,6 +661,7 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 	c->st->cache_traps++;
 	c->vp->step.traps++;
 	if (ex.kind == CX_LIMIT) {
+		c->st->cache_limits++;
 		/* The block would pass an overflow point: run it from the
 		 * program's code, by int3s and single steps, with the
 		 * registers the prologue borrowed given back. */
