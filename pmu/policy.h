@@ -2,7 +2,8 @@
 /*
  * Policies: what happens to the virtual counters at the four switch points
  * (guest thread switch-out/in, host vCPU deschedule/resume) and on
- * overflow.  A policy is one file in pmu/policies/ plus one line in the
+ * overflow.  A policy is one file in pmu/policies/ plus its name in the
+ * pmu_policies list of pmu/meson.build, from which the build generates the
  * table of pmu/policy.c; docs/policies.md walks through writing one.
  *
  * Every policy must keep the read formula of uapi/vpmu.h valid:
@@ -55,7 +56,7 @@ struct pmu_policy_ops {
 	bool (*overflow)(struct pmu_vcpu *v, unsigned int idx, uint64_t n);
 };
 
-/* ---- The table (pmu/policy.c) ---- */
+/* ---- The table (pmu/policy.c, generated from pmu/meson.build) ---- */
 
 const struct pmu_policy_ops *pmu_policy_lookup(const char *name);
 const struct pmu_policy_ops *pmu_policy_lookup_id(uint32_t id);
