@@ -18,7 +18,6 @@
 struct pmu_policy_ops {
 	const char *name;	/* --policy NAME */
 	uint32_t id;		/* unique; published (informative), >= 16 for research */
-	const char *summary;	/* one line for --help */
 
 	/*
 	 * Host vCPU switch points, from pmu_vcpu_exit() (after the exit is

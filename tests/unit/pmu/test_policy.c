@@ -62,7 +62,6 @@ static void test_table_is_consistent(void **state)
 	for (const struct pmu_policy_ops *p; (p = pmu_policy_at(n)); n++) {
 		/* Required hooks. */
 		assert_non_null(p->name);
-		assert_non_null(p->summary);
 		assert_non_null(p->vcpu_deschedule);
 		assert_non_null(p->vcpu_resume);
 		assert_non_null(p->thread_out);
