@@ -14,6 +14,7 @@
 #define PMU_POLICY_H
 
 #include "pmu.h"
+#include "vpmu_guest.h"
 
 struct pmu_policy_ops {
 	const char *name;	/* --policy NAME */
@@ -138,6 +139,16 @@ uint64_t pmu_guest_read(const struct pv_vpmu_vcpu_page *vp,
 unsigned int pmu_guest_switch_exits(const struct pv_vpmu_vcpu_page *vp,
 				    const struct pv_vpmu_thread_page *out,
 				    const struct pv_vpmu_thread_page *in);
+/*
+ * What a guest thread switch asks of the VMM under the rule published in
+ * vp, with KVM's steal record `steal` (NULL for none): the guest kernel's
+ * own decision, pv_vpmu_switch_step() of uapi/vpmu_guest.h.
+ */
+enum pv_switch_step
+pmu_guest_switch_step(const struct pv_vpmu_vcpu_page *vp,
+		      const struct pv_vpmu_thread_page *out,
+		      const struct pv_vpmu_thread_page *in,
+		      const struct pv_steal_record *steal);
 /*
  * A guest thread switch as the guest kernel does it, under the rule the
  * VMM published in v's page: returns the number of exits it needs.  When

@@ -206,6 +206,57 @@ static void test_switch_costs(void **state)
 }
 
 /*
+ * The steal exit of the guest's switch decision (pv_vpmu_switch_step(),
+ * the guest kernel's and the model's): a switch that stays in the guest
+ * under a folding rule exits once first when KVM's steal record shows
+ * steal the VMM has not dropped (more than the page's steal_ns, or the
+ * record half written); never without a record, never under a rule that
+ * does not fold, and a switch that exits anyway needs no such exit.
+ */
+static void test_switch_step_steal(void **state)
+{
+	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
+	struct pv_vpmu_thread_page *a = fx_thread_alloc();
+	struct pv_vpmu_thread_page *b = fx_thread_alloc();
+	struct pv_vpmu_thread_page *idle = fx_thread_alloc();
+	struct pv_steal_record rec = { .steal = 5000, .version = 2 };
+
+	(void)state;
+	thread_config(a, PV_EVENT_CYCLES, EVT_ALL, 1);
+	thread_config(b, PV_EVENT_CYCLES, EVT_ALL, 1);
+	vp->config_id = 1;
+	vp->steal_ns = 5000;
+	vp->switch_rule = pmu_policy_lookup("offset")->switch_rule;
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, NULL),
+			 PV_SWITCH_STEP_LOCAL);
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_LOCAL);
+	rec.steal = 5001;
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_POLL);
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, NULL),
+			 PV_SWITCH_STEP_LOCAL);
+	rec.steal = 5000;
+	rec.version = 3;	/* KVM is writing it */
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_POLL);
+	/* An exit anyway: the VMM drops steal at it. */
+	thread_config(b, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT, 1);
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_SWITCH);
+	/* No fold, nothing for steal to spoil. */
+	vp->switch_rule = pmu_policy_lookup("saverestore")->switch_rule;
+	assert_int_equal(pmu_guest_switch_step(vp, idle, NULL, &rec),
+			 PV_SWITCH_STEP_LOCAL);
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_SWITCH);
+	free(vp);
+	free(a);
+	free(b);
+	free(idle);
+}
+
+/*
  * The model reads counts with the guest's own code, step-back rule
  * included: after the VMM dropped steal time, Phys* a little below
  * Start* reads as no progress, not as 2^48 minus a little.
@@ -258,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_create_rejects_policy_without_rule),
 		cmocka_unit_test(test_switch_costs),
 		cmocka_unit_test(test_switch_fast_test_never_skips_an_exit),
+		cmocka_unit_test(test_switch_step_steal),
 		cmocka_unit_test(test_guest_read_step_back),
 		cmocka_unit_test(test_event_names),
 	};
