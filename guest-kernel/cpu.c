@@ -2,6 +2,7 @@
 /* Per-CPU descriptor tables: GDT with Linux's selectors, TSS, shared IDT. */
 #include "asm_offsets.h"
 #include "kernel.h"
+#include "msr.h"
 #include "task.h"
 
 _Static_assert(__builtin_offsetof(struct cpu, user_rsp) == CPU_USER_RSP, "asm");
@@ -12,10 +13,6 @@ _Static_assert(PV_KERNEL_BASE + PV_BOOT_PARAMS_PHYS +
 	       __builtin_offsetof(struct pv_boot_params, kstep_live) ==
 	       KSTEP_LIVE_VA, "asm");
 
-#define MSR_STAR		0xc0000081
-#define MSR_LSTAR		0xc0000082
-#define MSR_SFMASK		0xc0000084
-#define MSR_KERNEL_GS_BASE	0xc0000102
 #define VEC_DF			8
 
 struct idt_gate {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Kernel entry points: boot, exception and interrupt stubs, and the system
- * call path.  Every instruction here is emulated (0.25-1 us each), so the
+ * call path.  Every instruction here is emulated under kvm_pvm (its cost:
+ * docs/specification.md, "Kernel paths"), so the
  * system-call path is kept to a handful of instructions before the common
  * register save.
  */
@@ -195,7 +196,7 @@ bp_entry:
  * #PF.  A user `syscall` arrives here: under kvm_pvm it jumps to LSTAR
  * without leaving CPL3, and LSTAR is on a supervisor page, so the fetch
  * faults with CR2 == LSTAR and RCX/R11 holding the return RIP and RFLAGS
- * (design brief, section 5).  Anything else is a real page fault.
+ * (docs/design.md sections 1 and 2a).  Anything else is a real page fault.
  */
 page_fault_entry:
 	/* The faulting RIP, not CR2: the fetch of LSTAR is the only #PF at
@@ -411,7 +412,7 @@ task_start:
 /*
  * LSTAR, alone on a supervisor-only page.  Two ways in, one dispatcher:
  * - kvm_pvm: `syscall` stays at CPL3 and the fetch here faults; the #PF
- *   stub above builds the frame (design brief, section 5).
+ *   stub above builds the frame (docs/design.md section 2a).
  * - standard KVM (VMX, SVM): we run here at CPL0 on the user's stack with
  *   IF, TF, DF and AC cleared by SFMASK.  swapgs finds this CPU's struct
  *   cpu (MSR_KERNEL_GS_BASE), whose TSS.rsp0 is the current task's kernel

@@ -6,16 +6,8 @@
  * ~50 us here, so a lone thread runs tickless.
  */
 #include "kernel.h"
+#include "msr.h"
 #include "task.h"
-
-#define MSR_APIC_BASE		0x1b
-#define X2APIC_EOI		0x80b
-#define X2APIC_SVR		0x80f
-#define X2APIC_ICR		0x830
-#define X2APIC_LVT_TIMER	0x832
-#define X2APIC_LVT_PMC		0x834
-#define X2APIC_TIMER_INIT	0x838
-#define X2APIC_TIMER_DIV	0x83e
 
 #define LVT_MASKED		(1u << 16)
 #define LVT_PERIODIC		(1u << 17)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The C library functions the compiler may call.  Under kvm_pvm every
- * kernel instruction is emulated and `rep movsb` costs ~2.3 us per byte, so
+ * kernel instruction is emulated and `rep movsb` pays for every byte
+ * (docs/design.md section 1), so
  * anything from 64 bytes on is one hypercall (the VMM copies natively) and
  * smaller sizes are plain loops.  On a standard KVM the kernel runs
  * natively, where `rep movsb`/`rep stosb` beat any VM exit (kcopy_native,

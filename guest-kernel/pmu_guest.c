@@ -7,6 +7,7 @@
  */
 #include "kernel.h"
 #include "mm.h"
+#include "msr.h"
 #include "perf_event.h"
 #include "pmu_guest.h"
 #include "pmu_switch.h"
@@ -408,7 +409,7 @@ void kpmu_pmi(struct trapframe *tf)
 	 */
 	if (status)
 		wrmsr(PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
-	wrmsr(0x834, VEC_PMI);
+	wrmsr(X2APIC_LVT_PMC, VEC_PMI);
 	for (int i = 0; i < PV_VPMU_NR_GP && t->tpage; i++) {
 		if (!(status & (1ull << i)))
 			continue;

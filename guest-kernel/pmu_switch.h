@@ -22,9 +22,8 @@ static inline struct pv_vpmu_masks task_pmu_masks(const struct task *t)
 /*
  * The switch point, by the rule the VMM's policy published in the vCPU
  * page: one batched hypercall, or the switch done here without exit.  The
- * common case, a-mode threads under a folding rule, is told by one short
- * test before the whole rule.  On kvm_pvm every instruction here is
- * emulated, at every counted switch.
+ * decision is pv_vpmu_switch_step(), which the test model takes too.  On
+ * kvm_pvm every instruction here is emulated, at every counted switch.
  */
 static __always_inline void kpmu_switch_inline(struct task *prev,
 					       struct task *next,
@@ -34,13 +33,14 @@ static __always_inline void kpmu_switch_inline(struct task *prev,
 	struct pv_vpmu_thread_page *op = prev->tpage, *ip = next->tpage;
 	struct pv_vpmu_masks om = task_pmu_masks(prev);
 	struct pv_vpmu_masks im = task_pmu_masks(next);
+	enum pv_switch_step step;
 
 	/* perf's cpu-migrations, for a thread that asked for them: resumed
 	 * on another CPU than it left.  One test on every counted switch. */
 	if (unlikely(next->perf_migrations) && next->cpu != c)
 		next->nr_migrations++;
-	if (!pv_vpmu_switch_stays_local(vp, om.intr | im.intr, ip) &&
-	    pv_vpmu_switch_exits(vp, om, ip, im)) {
+	step = pv_vpmu_switch_step(vp, om, ip, im, c->steal);
+	if (step == PV_SWITCH_STEP_SWITCH) {
 		if (ip) {
 			pv_seq_write_begin(&ip->seq);
 			ip->smp_id = c->id;
@@ -50,11 +50,7 @@ static __always_inline void kpmu_switch_inline(struct task *prev,
 		hcall(PV_HC_PMU_SWITCH, op ? V2P(op) : 0, ip ? V2P(ip) : 0, 0);
 		return;
 	}
-	/* Steal the VMM has not dropped yet belongs to the outgoing thread's
-	 * time only if it is dropped before the fold: one exit, and only
-	 * after the host preempted this vCPU. */
-	if (c->steal && (vp->switch_rule & PV_SWITCH_FOLD) &&
-	    pv_steal_unaccounted(c->steal, vp->steal_ns))
+	if (step == PV_SWITCH_STEP_POLL)
 		hcall(PV_HC_PMU_POLL, 0, 0, 0);
 	pv_vpmu_switch_local(vp, op, om, ip, im, c->id, PV_VPMU_TSC_NOW);
 }

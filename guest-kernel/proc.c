@@ -8,6 +8,7 @@
 #include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
+#include "msr.h"
 #include "pmu_guest.h"
 #include "task.h"
 #include "vfs_glue.h"
@@ -295,7 +296,7 @@ s64 sys_execve(u64 upath, u64 uargv, u64 uenvp, u64 a3, u64 a4, u64 a5)
 			p->sig[i] = (struct sigaction_k){ 0, 0, 0, 0 };
 	fdt_exec(p->fdt);
 	t->fs_base = 0;
-	wrmsr(0xc0000100, 0);
+	wrmsr(MSR_FS_BASE, 0);
 	t->clear_child_tid = 0;
 	t->altstack_size = 0;
 	memset(t->icache, 0, sizeof(t->icache));

@@ -8,6 +8,7 @@
 #include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
+#include "msr.h"
 #include "perf_event.h"
 #include "pmu_guest.h"
 #include "pmu_switch.h"
@@ -200,7 +201,7 @@ static __always_inline void sched_switch_prepare(struct task *prev,
 		if (next->mm != prev->mm || !prev->mm)
 			mm_activate(next->mm);
 		if (next->fs_base != prev->fs_base || !prev->mm)
-			wrmsr(0xc0000100, next->fs_base);
+			wrmsr(MSR_FS_BASE, next->fs_base);
 	}
 	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
 }
@@ -249,7 +250,7 @@ sched_yield_finish(struct task *prev, struct task *next, struct cpu *c)
 	next->state = TASK_RUNNING;
 	next->cpu = c;
 	if (next->fs_base != prev->fs_base)
-		wrmsr(0xc0000100, next->fs_base);
+		wrmsr(MSR_FS_BASE, next->fs_base);
 	c->tss.rsp0 = (u64)next + KSTACK_SIZE;
 	switch_from_user_frame(&prev->ksp, task_user_frame(prev), next->ksp);
 }

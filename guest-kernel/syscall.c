@@ -6,6 +6,7 @@
 #include "kernel.h"
 #include "kstat.h"
 #include "mm.h"
+#include "msr.h"
 #include "pmu_guest.h"
 #include "perf_event.h"
 #include "task.h"
@@ -161,8 +162,7 @@ static s64 sys_arch_prctl(u64 code, u64 addr, u64 a2, u64 a3, u64 a4, u64 a5)
 		if (addr >= PV_USER_TOP)
 			return -EPERM;
 		t->fs_base = addr;
-		__asm__ volatile("wrmsr" : : "c"(0xc0000100), "a"((u32)addr),
-				 "d"((u32)(addr >> 32)));
+		wrmsr(MSR_FS_BASE, addr);
 		return 0;
 	case ARCH_GET_FS:
 		if (!user_range_ok(addr, 8) ||

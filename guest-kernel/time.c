@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Time: every clock comes from the TSC (guest TSC = host TSC, constant
- * rate; design brief section 5), the wall clock anchored by the VMM.
+ * rate; docs/design.md section 1), the wall clock anchored by the VMM.
  */
 #include "kernel.h"
 #include "task.h"

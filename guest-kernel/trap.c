@@ -3,7 +3,7 @@
  * Exceptions.  A user-mode fault ends the program with the Linux signal
  * status (SIGSEGV -> 139); a kernel-mode fault is a panic with vector, RIP,
  * error code and CR2.  `int $0x80` from user mode arrives as #UD here
- * (design brief, section 5) and is decoded into an i386 system call.
+ * (docs/design.md section 1) and is decoded into an i386 system call.
  */
 #include "kernel.h"
 #include "mm.h"

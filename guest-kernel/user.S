@@ -4,9 +4,7 @@
  * user space; a fault on an unmapped page inside these instructions is
  * turned into -EFAULT by trap_fixup() instead of a kernel panic.
  */
-#define EFAULT 14
-#define PV_HC_MEMCPY 7
-#define PV_HC_PORT 0x510
+#include "asm_consts.h"
 
 	.text
 /* long copy_from_user(void *dst, const void *usrc, size_t n), and

@@ -8,8 +8,9 @@
  * pointers as "user" pointers.  fs_syscalls.c is the kernel-only half: the
  * system calls, the console, blocking, and the memory hooks below.
  *
- * Cost model (design brief, section 5): every kernel instruction is
- * emulated, a hypercall is ~20 us flat.  So file data is never copied in a
+ * Cost model (docs/design.md section 1): every kernel instruction is
+ * emulated, and an exit to the VMM (a hypercall) costs about as much as
+ * a dozen of them.  So file data is never copied in a
  * loop (memcpy and copy_*_user are one hypercall from 64 bytes on), files
  * from the initramfs are read in place, and a file's contents stay
  * contiguous so that execve and mmap can use them directly.

@@ -36,6 +36,16 @@ unsigned int pmu_guest_switch_exits(const struct pv_vpmu_vcpu_page *vp,
 				    pv_vpmu_thread_masks(in));
 }
 
+enum pv_switch_step
+pmu_guest_switch_step(const struct pv_vpmu_vcpu_page *vp,
+		      const struct pv_vpmu_thread_page *out,
+		      const struct pv_vpmu_thread_page *in,
+		      const struct pv_steal_record *steal)
+{
+	return pv_vpmu_switch_step(vp, pv_vpmu_thread_masks(out), in,
+				   pv_vpmu_thread_masks(in), steal);
+}
+
 unsigned int pmu_guest_thread_switch(struct pmu_vcpu *v,
 				     struct pv_vpmu_thread_page *out,
 				     struct pv_vpmu_thread_page *in,
@@ -47,9 +57,14 @@ unsigned int pmu_guest_thread_switch(struct pmu_vcpu *v,
 	/* Without its page the guest cannot do anything by itself. */
 	if (!v->page)
 		return 1;
-	/* The guest kernel's order: the short test, then the whole rule. */
-	if (!pv_vpmu_switch_stays_local(v->page, om.intr | im.intr, in) &&
-	    pv_vpmu_switch_exits(v->page, om, in, im))
+	/*
+	 * The guest kernel's decision.  No KVM steal record here: the model's
+	 * steal reaches the counters through pmu_vcpu_steal() at the exits
+	 * its caller makes, so the steal exit (PV_SWITCH_STEP_POLL) is never
+	 * taken; pmu_guest_switch_step() tests it with a record.
+	 */
+	if (pv_vpmu_switch_step(v->page, om, in, im, NULL) ==
+	    PV_SWITCH_STEP_SWITCH)
 		return 1;
 	v->stats.guest_switches++;
 	pv_vpmu_switch_local(v->page, out, om, in, im, v->page->vcpu_id, tsc);

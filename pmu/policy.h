@@ -2,7 +2,8 @@
 /*
  * Policies: what happens to the virtual counters at the four switch points
  * (guest thread switch-out/in, host vCPU deschedule/resume) and on
- * overflow.  A policy is one file in pmu/policies/ plus one line in the
+ * overflow.  A policy is one file in pmu/policies/ plus its name in the
+ * pmu_policies list of pmu/meson.build, from which the build generates the
  * table of pmu/policy.c; docs/policies.md walks through writing one.
  *
  * Every policy must keep the read formula of uapi/vpmu.h valid:
@@ -13,11 +14,11 @@
 #define PMU_POLICY_H
 
 #include "pmu.h"
+#include "vpmu_guest.h"
 
 struct pmu_policy_ops {
 	const char *name;	/* --policy NAME */
 	uint32_t id;		/* unique; published (informative), >= 16 for research */
-	const char *summary;	/* one line for --help */
 
 	/*
 	 * Host vCPU switch points, from pmu_vcpu_exit() (after the exit is
@@ -55,7 +56,7 @@ struct pmu_policy_ops {
 	bool (*overflow)(struct pmu_vcpu *v, unsigned int idx, uint64_t n);
 };
 
-/* ---- The table (pmu/policy.c) ---- */
+/* ---- The table (pmu/policy.c, generated from pmu/meson.build) ---- */
 
 const struct pmu_policy_ops *pmu_policy_lookup(const char *name);
 const struct pmu_policy_ops *pmu_policy_lookup_id(uint32_t id);
@@ -138,6 +139,16 @@ uint64_t pmu_guest_read(const struct pv_vpmu_vcpu_page *vp,
 unsigned int pmu_guest_switch_exits(const struct pv_vpmu_vcpu_page *vp,
 				    const struct pv_vpmu_thread_page *out,
 				    const struct pv_vpmu_thread_page *in);
+/*
+ * What a guest thread switch asks of the VMM under the rule published in
+ * vp, with KVM's steal record `steal` (NULL for none): the guest kernel's
+ * own decision, pv_vpmu_switch_step() of uapi/vpmu_guest.h.
+ */
+enum pv_switch_step
+pmu_guest_switch_step(const struct pv_vpmu_vcpu_page *vp,
+		      const struct pv_vpmu_thread_page *out,
+		      const struct pv_vpmu_thread_page *in,
+		      const struct pv_steal_record *steal);
 /*
  * A guest thread switch as the guest kernel does it, under the rule the
  * VMM published in v's page: returns the number of exits it needs.  When

@@ -24,12 +24,3 @@ const struct pmu_source_ops *pmu_source_lookup(const char *name)
 	}
 	return NULL;
 }
-
-const struct pmu_source_ops *pmu_source_lookup_id(uint32_t id)
-{
-	for (size_t i = 0; i < NR_SOURCES; i++) {
-		if (sources[i]->id == id)
-			return sources[i];
-	}
-	return NULL;
-}

@@ -92,7 +92,6 @@ extern const struct pmu_source_ops pmu_source_virt;
 
 /* The selectable sources (not virt), for --source. */
 const struct pmu_source_ops *pmu_source_lookup(const char *name);
-const struct pmu_source_ops *pmu_source_lookup_id(uint32_t id);
 
 /* ---- fake source: tests set Phys(t) ---- */
 

@@ -8,6 +8,9 @@ The header dependencies ninja recorded for every object built
 (`ninja -t deps`) must keep to docs/design.md's layers:
 
   * code from pmu/ never reads a vmm/ header;
+  * code from vmm/core/ never reads a vmm/tools/ or vmm/bench/ header, and
+    code from vmm/tools/ never a vmm/bench/ one (vmm/meson.build puts all
+    of vmm/'s folders on one include path, so only this keeps it so);
   * guest code (objects of guest-kernel/ and userlib/) reads, inside the
     source tree, only uapi/, common/ and its own folder;
   * the guest kernel (built -nostdinc) reads no host C library header.
@@ -23,6 +26,11 @@ import sys
 SHARED = ('uapi', 'common')
 GUEST = ('guest-kernel', 'userlib')
 HOST_LIBC = ('/usr/include/', '/usr/local/include/')
+# vmm/'s layers: the folders each one's code must not read.
+VMM_NEVER = {
+    'vmm/core': ('vmm/tools', 'vmm/bench'),
+    'vmm/tools': ('vmm/bench',),
+}
 
 
 def deps_by_object(build):
@@ -48,12 +56,21 @@ def top(path):
     return path.split(os.sep, 1)[0]
 
 
+def vmm_layer(path):
+    """'vmm/core', 'vmm/tools', ... for a path in a folder of vmm/."""
+    parts = path.split(os.sep)
+    if parts[0] != 'vmm' or len(parts) < 3:
+        return None
+    return parts[0] + '/' + parts[1]
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[2])
     src = os.path.realpath(sys.argv[1])
     build = os.path.realpath(sys.argv[2])
-    errors, checked = [], {'pmu': 0, 'guest-kernel': 0, 'userlib': 0}
+    errors = []
+    checked = {'pmu': 0, 'guest-kernel': 0, 'userlib': 0, 'vmm/core': 0}
 
     for obj, deps in sorted(deps_by_object(build).items()):
         # Entries of objects no longer built linger in the log.
@@ -68,6 +85,12 @@ def main():
             for r in rel:
                 if top(r) == 'vmm':
                     errors.append(f'{obj}: pmu/ reads {r}')
+        layer = vmm_layer(rel[0])
+        if layer in VMM_NEVER:
+            checked['vmm/core'] += layer == 'vmm/core'
+            for r in rel:
+                if vmm_layer(r) in VMM_NEVER[layer]:
+                    errors.append(f'{obj}: {layer}/ reads {r}')
         if owner not in GUEST:
             continue
         checked[owner] += 1
@@ -81,16 +104,16 @@ def main():
                 errors.append(f'{obj}: the guest kernel reads host '
                               f'header {p}')
 
-    for what in ('pmu', 'guest-kernel'):
+    for what in ('pmu', 'guest-kernel', 'vmm/core'):
         if not checked[what]:
             errors.append(f'no {what}/ objects with recorded dependencies '
                           f'in {build}: build it first')
     for e in errors:
         print('layers:', e)
     if not errors:
-        print('layers: ok ({} pmu, {} guest-kernel, {} userlib objects)'
-              .format(checked['pmu'], checked['guest-kernel'],
-                      checked['userlib']))
+        print('layers: ok ({} pmu, {} vmm/core, {} guest-kernel, {} userlib '
+              'objects)'.format(checked['pmu'], checked['vmm/core'],
+                                checked['guest-kernel'], checked['userlib']))
     return 1 if errors else 0
 
 

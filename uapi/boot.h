@@ -31,9 +31,9 @@ struct pv_memmap_entry {
 
 /*
  * What kind of KVM the guest runs on, chosen once by the VMM.  kvm_pvm
- * emulates every CPL0 instruction (~1 us each), so the kernel hands bulk
- * copies to the VMM; on standard KVM (VMX, SVM) CPL0 is native and a VM
- * exit costs more than most copies.
+ * emulates every CPL0 instruction (docs/design.md section 1), so the
+ * kernel hands bulk copies to the VMM; on standard KVM (VMX, SVM) CPL0 is
+ * native and a VM exit costs more than most copies.
  */
 enum pv_host_kind {
 	PV_HOST_PVM = 1,

@@ -3,13 +3,14 @@
  * Hypercall ABI: `out %al, %dx` with dx = PV_HC_PORT, the number in rax,
  * arguments in rdi, rsi, r10; the result comes back in rax.  (The port is
  * above 255, so it needs dx: the third argument cannot be rdx.)  `out` and not
- * `vmcall`: at CPL0 under kvm_pvm `vmcall` never completes (design brief,
- * section 5).  Negative results are -errno.
+ * `vmcall`: at CPL0 under kvm_pvm `vmcall` never completes (docs/design.md
+ * sections 1 and 4.4).  Negative results are -errno.
  *
  * PV_HC_MEMCPY/MEMSET take virtual addresses: at or above PV_KERNEL_BASE
  * they are the kernel's direct map of RAM; below PV_USER_TOP they are user
  * addresses under the current CR3.  Kernel copies go through the VMM from
- * 64 bytes on: `rep movsb` costs ~2.3 us per byte when emulated.
+ * 64 bytes on: an emulated `rep movsb` pays for every byte (docs/design.md
+ * section 1).
  *
  * Arguments named "uva" are guest virtual addresses under the current CR3;
  * the VMM walks the guest page tables and requires user access (U=1, and

@@ -298,6 +298,39 @@ pv_vpmu_switch_stays_local(const struct pv_vpmu_vcpu_page *vp, uint32_t intr,
 		(!in || in->config_id == vp->config_id);
 }
 
+/* What a guest thread switch asks of the VMM: pv_vpmu_switch_step(). */
+enum pv_switch_step {
+	PV_SWITCH_STEP_LOCAL,	/* nothing: pv_vpmu_switch_local() */
+	PV_SWITCH_STEP_POLL,	/* an exit (PV_HC_PMU_POLL) for the VMM to
+				 * drop steal time, then pv_vpmu_switch_local() */
+	PV_SWITCH_STEP_SWITCH,	/* PV_HC_PMU_SWITCH(out, in) instead */
+};
+
+/*
+ * The switch point's decision, the one the guest kernel (pmu_switch.h)
+ * and the test model (pmu/guest_model.c) both take: the short test, then
+ * the whole rule; without an exit, under a folding rule, one exit first
+ * if KVM's steal record (`steal`, NULL when there is none) shows steal
+ * the VMM has not dropped, which belongs to the outgoing thread's time
+ * only if it is dropped before the fold.  Only after the host preempted
+ * this vCPU.
+ */
+static inline enum pv_switch_step
+pv_vpmu_switch_step(const struct pv_vpmu_vcpu_page *vp,
+		    struct pv_vpmu_masks om,
+		    const struct pv_vpmu_thread_page *in,
+		    struct pv_vpmu_masks im,
+		    const volatile struct pv_steal_record *steal)
+{
+	if (!pv_vpmu_switch_stays_local(vp, om.intr | im.intr, in) &&
+	    pv_vpmu_switch_exits(vp, om, in, im))
+		return PV_SWITCH_STEP_SWITCH;
+	if (steal && (vp->switch_rule & PV_SWITCH_FOLD) &&
+	    pv_steal_unaccounted(steal, vp->steal_ns))
+		return PV_SWITCH_STEP_POLL;
+	return PV_SWITCH_STEP_LOCAL;
+}
+
 /*
  * A switch that does not exit, done by the guest alone: the incoming
  * thread's smp_id, and with PV_SWITCH_FOLD the a-mode fold of the paper

@@ -42,6 +42,10 @@ int64_t vpmu_trap_write_cycles(const struct vpmu_event *e, unsigned int n);
 
 #define VPERFCTR_MAX	4
 
+/* evntsel: event | umask << 8, and where it counts: */
+#define VPERFCTR_USR	(1u << 16)	/* user mode */
+#define VPERFCTR_OS	(1u << 17)	/* kernel mode */
+
 struct vperfctr_control {
 	unsigned int nractrs;		/* counters used */
 	uint32_t evntsel[VPERFCTR_MAX];	/* event | umask << 8 | USR | OS */

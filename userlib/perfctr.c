@@ -34,8 +34,8 @@ int vperfctr_control(struct vperfctr *p, const struct vperfctr_control *c)
 	for (unsigned int i = 0; i < c->nractrs; i++) {
 		uint32_t s = c->evntsel[i];
 
-		err = vpmu_open_raw(&p->ev[i], s & 0xffff, s & (1u << 16),
-				    s & (1u << 17), 0);
+		err = vpmu_open_raw(&p->ev[i], s & 0xffff, s & VPERFCTR_USR,
+				    s & VPERFCTR_OS, 0);
 		if (err)
 			return err;
 		p->n++;

@@ -60,7 +60,6 @@ int pmu_offset_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 const struct pmu_policy_ops pmu_policy_offset = {
 	.name = "offset",
 	.id = PV_VPMU_POLICY_OFFSET,
-	.summary = "a-mode: per-thread offsets, no exit between equal configs",
 	.vcpu_deschedule = offset_deschedule,
 	.vcpu_resume = offset_resume,
 	.thread_out = pmu_offset_thread_out,

@@ -43,7 +43,6 @@ static int raw_thread_in(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t)
 const struct pmu_policy_ops pmu_policy_raw = {
 	.name = "raw",
 	.id = PV_VPMU_POLICY_RAW,
-	.summary = "no virtualization: counters shared by everything",
 	.vcpu_deschedule = raw_deschedule,
 	.vcpu_resume = raw_resume,
 	.thread_out = raw_thread_out,

@@ -40,7 +40,6 @@ static int saverestore_thread_in(struct pmu_vcpu *v,
 const struct pmu_policy_ops pmu_policy_saverestore = {
 	.name = "saverestore",
 	.id = PV_VPMU_POLICY_SAVERESTORE,
-	.summary = "i-mode: save/restore all counters at every switch",
 	.vcpu_deschedule = saverestore_deschedule,
 	.vcpu_resume = saverestore_resume,
 	.thread_out = saverestore_thread_out,

@@ -28,7 +28,6 @@ static void wallclock_resume(struct pmu_vcpu *v)
 const struct pmu_policy_ops pmu_policy_wallclock = {
 	.name = "wallclock",
 	.id = 16,
-	.summary = "a-mode per thread, VMM time and host preemption included",
 	.vcpu_deschedule = wallclock_deschedule,
 	.vcpu_resume = wallclock_resume,
 	/* Per thread it is offset: same offsets, same exit-free switches. */

@@ -2,7 +2,8 @@
 /*
  * libvpmu inside the guest: the PAPI zero test and overflow test
  * equivalents, per-thread direct reads, and the read-cost benchmark.
- *   vpmu_test zero | overflow T | threads | readcost | pending [T [ROUNDS]] | ...
+ *   vpmu_test zero | overflow T | threads | readcost | pending [T [ROUNDS]] |
+ *             perfctr | ...
  * Exactness assumes the step source (vmm run --source step).
  */
 #define _GNU_SOURCE
@@ -66,6 +67,65 @@ static int zero_test(void)
 	printf("zero: %s (%lld and %lld instructions around 1000 and 5000 "
 	       "iterations)\n", d2 - d1 == 8000 ? "ok" : "WRONG", d1, d2);
 	return d2 - d1 != 8000;
+}
+
+/*
+ * The perfctr interface (vperfctr_*) as perfctr programs use it: open,
+ * control with event selectors, read the sums around a region, close.
+ * User-mode instructions and branches around spin(k) at two k differ by
+ * exactly 2 and 1 per iteration; the least of a few trials, as in
+ * measure().
+ */
+static void perfctr_measure(struct vperfctr *p, long k, uint64_t d[2],
+			    int *tsc_ok)
+{
+	struct perfctr_sum_ctrs a, b;
+
+	d[0] = d[1] = UINT64_MAX;
+	for (int i = 0; i < 9; i++) {
+		vperfctr_read_ctrs(p, &a);
+		spin(k);
+		vperfctr_read_ctrs(p, &b);
+		for (int j = 0; j < 2; j++)
+			if (b.pmc[j] - a.pmc[j] < d[j])
+				d[j] = b.pmc[j] - a.pmc[j];
+		if (b.tsc <= a.tsc)
+			*tsc_ok = 0;
+	}
+}
+
+static int perfctr_test(void)
+{
+	struct vperfctr_control c = { .nractrs = VPERFCTR_MAX + 1 };
+	struct vperfctr *p = vperfctr_open();
+	uint64_t d1[2], d2[2];
+	int tsc_ok = 1, ok;
+
+	if (!p) {
+		printf("perfctr: vperfctr_open failed\n");
+		return 1;
+	}
+	if (vperfctr_control(p, &c) != -1) {
+		printf("perfctr: %u counters accepted\n", c.nractrs);
+		return 1;
+	}
+	c.nractrs = 2;
+	c.evntsel[0] = 0xc0 | VPERFCTR_USR;	/* instructions retired */
+	c.evntsel[1] = 0xc4 | VPERFCTR_USR;	/* branches retired */
+	if (vperfctr_control(p, &c)) {
+		printf("perfctr: vperfctr_control failed\n");
+		return 1;
+	}
+	perfctr_measure(p, 1000, d1, &tsc_ok);
+	perfctr_measure(p, 5000, d2, &tsc_ok);
+	vperfctr_close(p);
+	ok = d2[0] - d1[0] == 8000 && d2[1] - d1[1] == 4000 && tsc_ok;
+	printf("perfctr: %s (instructions %llu and %llu, branches %llu and "
+	       "%llu around 1000 and 5000 iterations; tsc %s)\n",
+	       ok ? "ok" : "WRONG", (unsigned long long)d1[0],
+	       (unsigned long long)d2[0], (unsigned long long)d1[1],
+	       (unsigned long long)d2[1], tsc_ok ? "increasing" : "NOT increasing");
+	return !ok;
 }
 
 static volatile long overflows, wrong_thread;
@@ -384,6 +444,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(what, "zero"))
 		return zero_test();
+	if (!strcmp(what, "perfctr"))
+		return perfctr_test();
 	if (!strcmp(what, "overflow"))
 		return overflow_test(argc > 2 ? atoi(argv[2]) : 1000);
 	if (!strcmp(what, "threads"))

@@ -13,6 +13,8 @@
  * 43 when a hypercall that had to fail succeeded, 44 for a wrong -errno,
  * 99 for an unexpected exception.  A deterministic PRNG (seeded from the
  * first program argument's length, so every run does the same thing).
+ * With "msrs" as its second argument it checks instead that MSRs outside
+ * the PMU are KVM's (other_msrs()).
  *
  * Operations the kernel could only hurt itself with are left out: writes
  * to EFER, the kvmclock, steal-time and other paravirtual MSRs that make
@@ -20,6 +22,7 @@
  * (valid destinations are never generated).  Interrupts stay disabled.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "boot.h"
@@ -484,6 +487,81 @@ static void serial_str(const char *s)
 		__asm__ volatile("outb %%al, %%dx" : : "a"(*s), "d"(0x3f8));
 }
 
+/* The second word of the boot arguments (after argv[0]), or NULL. */
+static const char *second_arg(const struct pv_boot_params *bp)
+{
+	const char *a = bp->args;
+
+	if (bp->argc < 2)
+		return NULL;
+	while (*a)
+		a++;
+	return a + 1;
+}
+
+/*
+ * "msrs": the MSRs outside the PMU are KVM's (the VMM's filter denies only
+ * the PMU ranges and allows the rest), so the architectural ones a kernel
+ * needs behave as on hardware, with no exit to the VMM, whose answer to
+ * an MSR it does not model would be #GP.  Exit 42 when each did, else 45
+ * after naming the first that did not.
+ */
+#define MSR_TSC			0x10
+#define MSR_APIC_BASE		0x1b
+#define MSR_EFER		0xc0000080
+#define MSR_STAR		0xc0000081
+#define MSR_FS_BASE		0xc0000100
+#define MSR_GS_BASE		0xc0000101
+#define MSR_KERNEL_GS_BASE	0xc0000102
+
+static void msr_fail(const char *what)
+{
+	log_str(what);
+	hc_exit(45);
+}
+
+/* A write of val, then a read that must give it back. */
+static void msr_round_trip(uint32_t msr, uint64_t val, const char *what)
+{
+	uint64_t got;
+
+	if (wrmsr_safe(msr, val) || rdmsr_safe(msr, &got) || got != val)
+		msr_fail(what);
+}
+
+static void other_msrs(const struct pv_boot_params *bp)
+{
+	const char *a = second_arg(bp);
+	uint64_t v, t0, t1;
+	uint32_t lo, hi;
+
+	if (!a || a[0] != 'm')
+		return;
+	if (rdmsr_safe(MSR_EFER, &v) || (v & 0x500) != 0x500)
+		msr_fail("evil: EFER unreadable or without LME and LMA");
+	if (rdmsr_safe(MSR_APIC_BASE, &v) ||
+	    (v & 0xfffff000) != 0xfee00000 || !(v & 0x900))
+		msr_fail("evil: APIC_BASE unreadable or not an enabled BSP's");
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	t0 = (uint64_t)hi << 32 | lo;
+	if (rdmsr_safe(MSR_TSC, &v))
+		msr_fail("evil: IA32_TSC unreadable");
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	t1 = (uint64_t)hi << 32 | lo;
+	if (v < t0 || v > t1)
+		msr_fail("evil: IA32_TSC outside the rdtscs around it");
+	msr_round_trip(MSR_FS_BASE, 0x7f0012345000ull,
+		       "evil: FS_BASE write not read back");
+	msr_round_trip(MSR_GS_BASE, 0x7f00abcde000ull,
+		       "evil: GS_BASE write not read back");
+	msr_round_trip(MSR_KERNEL_GS_BASE, 0xffff800012340000ull,
+		       "evil: KERNEL_GS_BASE write not read back");
+	msr_round_trip(MSR_STAR, 0x0023001000000000ull,
+		       "evil: STAR write not read back");
+	log_str("evil: other MSRs are KVM's");
+	hc_exit(42);
+}
+
 /*
  * The second word of the boot arguments (after argv[0]) picks a way to
  * die with output still in flight: "panic" (PV_HC_PANIC) or "triple" (a
@@ -491,12 +569,9 @@ static void serial_str(const char *s)
  */
 static void die_with_output(const struct pv_boot_params *bp)
 {
-	const char *a = bp->args;
+	const char *a = second_arg(bp);
 
-	while (*a)
-		a++;
-	a++;
-	if (bp->argc < 2 || (a[0] != 'p' && a[0] != 't'))
+	if (!a || (a[0] != 'p' && a[0] != 't'))
 		return;
 	serial_str("evil: a full serial line\nevil: half a line");
 	if (a[0] == 'p') {
@@ -524,6 +599,7 @@ void kmain(const struct pv_boot_params *bp)
 
 	cpu_setup();
 	die_with_output(bp);
+	other_msrs(bp);
 	mem_size = bp->mem_size;
 	rng_state ^= bp->args_len;
 	log_str("evil: attacking the VMM");

@@ -102,7 +102,10 @@ enum exit_result exit_handle_mmio(struct vcpu *v)
 	return EXIT_RESUME;
 }
 
-/* MSRs the filter sends to user space: the PMU (pmu/), anything else #GP. */
+/*
+ * MSRs the filter sends to user space: the PMU ranges only (every other
+ * MSR is KVM's).  pmu/ models them; an index it does not model is #GP.
+ */
 enum exit_result exit_handle_msr(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Host kinds.  kvm_pvm (the development hosts) and standard KVM differ in
- * ways the VMM must cover (design brief, section 5.1): a standard KVM with
+ * ways the VMM must cover (docs/design.md section 2a): a standard KVM with
  * a hardware PMU runs its own vPMU unless told not to, and a new VM's TSC
  * starts near 0 instead of at the host's, which every guest clock and the
  * tsc event source assume.  Both steps are harmless on kvm_pvm.

@@ -64,14 +64,6 @@ int kvm_stats_read(struct kvm_stats *s, uint64_t *vals)
 	return 0;
 }
 
-int kvm_stats_find(const struct kvm_stats *s, const char *name)
-{
-	for (int i = 0; i < s->n; i++)
-		if (!strcmp(s->names[i], name))
-			return i;
-	return -1;
-}
-
 void kvm_stats_close(struct kvm_stats *s)
 {
 	if (s->fd > 0)

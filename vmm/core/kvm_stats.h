@@ -21,7 +21,6 @@ struct kvm_stats {
 
 int kvm_stats_open(struct kvm_stats *s, int vcpu_fd);
 int kvm_stats_read(struct kvm_stats *s, uint64_t *vals);
-int kvm_stats_find(const struct kvm_stats *s, const char *name);
 void kvm_stats_close(struct kvm_stats *s);
 
 #endif

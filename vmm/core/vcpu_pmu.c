@@ -32,6 +32,12 @@
 #define APIC_MSI_BASE		0xfee00000u	/* MSI address, dest ID << 12 */
 #define HC_NR_BITS		0xffu	/* a profile names a hypercall by these */
 
+/*
+ * Default-allow: the PMU ranges exit to the VMM, and every other MSR stays
+ * KVM's, which emulates the architectural ones (EFER, the syscall MSRs,
+ * FS/GS bases, x2APIC) that the guest kernel needs and that this VMM,
+ * virtualizing only the PMU, has no model of (docs/design.md section 2).
+ */
 static int vcpu_pmu_msr_filter(struct vm *vm)
 {
 	struct kvm_enable_cap cap = {

@@ -62,7 +62,6 @@ static void test_table_is_consistent(void **state)
 	for (const struct pmu_policy_ops *p; (p = pmu_policy_at(n)); n++) {
 		/* Required hooks. */
 		assert_non_null(p->name);
-		assert_non_null(p->summary);
 		assert_non_null(p->vcpu_deschedule);
 		assert_non_null(p->vcpu_resume);
 		assert_non_null(p->thread_out);
@@ -112,19 +111,33 @@ static unsigned int exits(const struct pmu_policy_ops *pol,
 }
 
 /*
+ * The next rule after `rule` of those made of the bits in `bits`, in
+ * increasing order; 0 after the last (`bits` itself).
+ */
+static uint32_t next_rule(uint32_t rule, uint32_t bits)
+{
+	return (rule - bits) & bits;
+}
+
+/*
  * The guest's fast test of a switch may only skip the whole rule where
- * the rule would not exit: every rule bit, both sides' i-mode and a-mode
- * counters, the incoming page absent or present, its configuration
- * loaded or not.  And it must hold in the common case it exists for.
+ * the rule would not exit: every combination of the bits in
+ * PV_SWITCH_KNOWN (a flag added there is tried without editing this
+ * test), both sides' i-mode and a-mode counters, the incoming page absent
+ * or present, its configuration loaded or not.  And it must hold in the
+ * common case it exists for.
  */
 static void test_switch_fast_test_never_skips_an_exit(void **state)
 {
 	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
 	struct pv_vpmu_thread_page *in = fx_thread_alloc();
-	unsigned int taken = 0;
+	const uint32_t bits = PV_SWITCH_KNOWN & ~PV_SWITCH_VALID;
+	unsigned int taken = 0, rules = 0;
+	uint32_t rule = 0;
 
 	(void)state;
-	for (uint32_t rule = 0; rule < (PV_SWITCH_LOADED << 1); rule++)
+	do {
+		rules++;
 		for (unsigned int m = 0; m < 64; m++) {
 			struct pv_vpmu_masks om = { m & 1, (m >> 1) & 1 };
 			struct pv_vpmu_masks im = { (m >> 2) & 1, (m >> 3) & 1 };
@@ -140,6 +153,10 @@ static void test_switch_fast_test_never_skips_an_exit(void **state)
 			taken++;
 			assert_false(pv_vpmu_switch_exits(vp, om, ip, im));
 		}
+		rule = next_rule(rule, bits);
+	} while (rule);
+	/* Every combination of the known bits was tried, VALID aside. */
+	assert_int_equal(rules, 1u << __builtin_popcount(bits));
 	assert_true(taken > 0);
 	/* offset, threads of one configuration: the fast test decides. */
 	vp->switch_rule = pmu_policy_lookup("offset")->switch_rule;
@@ -182,6 +199,57 @@ static void test_switch_costs(void **state)
 	thread_config(b, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT, 1);
 	assert_int_equal(exits(off, vp, a, b), 1);
 	assert_int_equal(exits(off, vp, b, a), 1);
+	free(vp);
+	free(a);
+	free(b);
+	free(idle);
+}
+
+/*
+ * The steal exit of the guest's switch decision (pv_vpmu_switch_step(),
+ * the guest kernel's and the model's): a switch that stays in the guest
+ * under a folding rule exits once first when KVM's steal record shows
+ * steal the VMM has not dropped (more than the page's steal_ns, or the
+ * record half written); never without a record, never under a rule that
+ * does not fold, and a switch that exits anyway needs no such exit.
+ */
+static void test_switch_step_steal(void **state)
+{
+	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
+	struct pv_vpmu_thread_page *a = fx_thread_alloc();
+	struct pv_vpmu_thread_page *b = fx_thread_alloc();
+	struct pv_vpmu_thread_page *idle = fx_thread_alloc();
+	struct pv_steal_record rec = { .steal = 5000, .version = 2 };
+
+	(void)state;
+	thread_config(a, PV_EVENT_CYCLES, EVT_ALL, 1);
+	thread_config(b, PV_EVENT_CYCLES, EVT_ALL, 1);
+	vp->config_id = 1;
+	vp->steal_ns = 5000;
+	vp->switch_rule = pmu_policy_lookup("offset")->switch_rule;
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, NULL),
+			 PV_SWITCH_STEP_LOCAL);
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_LOCAL);
+	rec.steal = 5001;
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_POLL);
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, NULL),
+			 PV_SWITCH_STEP_LOCAL);
+	rec.steal = 5000;
+	rec.version = 3;	/* KVM is writing it */
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_POLL);
+	/* An exit anyway: the VMM drops steal at it. */
+	thread_config(b, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT, 1);
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_SWITCH);
+	/* No fold, nothing for steal to spoil. */
+	vp->switch_rule = pmu_policy_lookup("saverestore")->switch_rule;
+	assert_int_equal(pmu_guest_switch_step(vp, idle, NULL, &rec),
+			 PV_SWITCH_STEP_LOCAL);
+	assert_int_equal(pmu_guest_switch_step(vp, a, b, &rec),
+			 PV_SWITCH_STEP_SWITCH);
 	free(vp);
 	free(a);
 	free(b);
@@ -241,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_create_rejects_policy_without_rule),
 		cmocka_unit_test(test_switch_costs),
 		cmocka_unit_test(test_switch_fast_test_never_skips_an_exit),
+		cmocka_unit_test(test_switch_step_steal),
 		cmocka_unit_test(test_guest_read_step_back),
 		cmocka_unit_test(test_event_names),
 	};
