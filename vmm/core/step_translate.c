@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The step source's translator: a basic block (a trace, step_internal.h)
+ * into a copy that counts itself, for the code cache (step_cache.c).
+ */
+#include <string.h>
+
+#include "step_translate.h"
+
+const uint8_t pro_len[PRO_NINSNS] = {
+	7, 7, 7,
+	7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
+	7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
+	7, 7, 7, 7, 7, 7,
+	7, 7, 7,
+};
+
+static uint64_t emit_va(const struct emit *e)
+{
+	return e->win + e->at + e->len;
+}
+
+static void emit_bytes(struct emit *e, const void *p, uint32_t n)
+{
+	memcpy(e->buf + e->len, p, n);
+	e->len += n;
+}
+
+static void emit_u32(struct emit *e, uint32_t v)
+{
+	emit_bytes(e, &v, 4);
+}
+
+static void emit_pos(struct emit *e, uint64_t va, uint32_t ninsns,
+		     uint32_t nbranches, bool prologue)
+{
+	e->pos[e->npos++] = (struct cpos){
+		.at = e->at + e->len, .ninsns = (uint16_t)ninsns,
+		.nbranches = (uint16_t)nbranches, .va = va,
+		.prologue = prologue,
+	};
+}
+
+/* 48 op modrm disp32: a 64-bit mov between a register (in modrm's reg
+ * field) and a header slot. */
+static void emit_hdr_op(struct emit *e, uint8_t op, uint8_t modrm,
+			unsigned int slot)
+{
+	uint64_t next = emit_va(e) + 7;
+	uint8_t b[3] = { 0x48, op, modrm };
+
+	emit_bytes(e, b, 3);
+	emit_u32(e, (uint32_t)(e->win + 8 * slot - next));
+}
+
+#define RAX	0x05	/* modrm: the register, disp32(%rip) */
+#define RCX	0x0d
+#define RDX	0x15
+
+/* Whether counter + n <= limit, else the int3 (CX_LIMIT). */
+static void emit_check(struct emit *e, unsigned int ctr, unsigned int lim,
+		       uint32_t n)
+{
+	static const uint8_t tail[] = {
+		0x48, 0x8d, 0x44, 0x08, 0x01,	/* lea 1(%rax,%rcx),%rax */
+		0x48, 0x99,			/* cqo */
+		0x48, 0x8d, 0x4a, 0x01,		/* lea 1(%rdx),%rcx */
+		0xe3, 0x02,			/* jrcxz the int3 */
+		0xeb, 0x01,			/* jmp over it */
+	};
+
+	emit_hdr_op(e, 0x8b, RAX, ctr);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x88 }, 3); /* lea n(%rax),%rcx */
+	emit_u32(e, n);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0xf7, 0xd1 }, 3); /* not %rcx */
+	emit_hdr_op(e, 0x8b, RAX, lim);
+	emit_bytes(e, tail, sizeof(tail));
+	e->ex[e->nex++] = (struct cexit){ .at = e->at + e->len,
+					  .kind = CX_LIMIT };
+	emit_bytes(e, (uint8_t[]){ INT3 }, 1);
+}
+
+/* counter += n: mov ctr,%rax; lea n(%rax),%rax; mov %rax,ctr. */
+static void emit_count(struct emit *e, unsigned int slot, uint32_t n)
+{
+	emit_hdr_op(e, 0x8b, RAX, slot);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x80 }, 3);
+	emit_u32(e, n);
+	emit_hdr_op(e, 0x89, RAX, slot);
+}
+
+static int emit_prologue(struct emit *e, const struct block *b,
+			 uint64_t va)
+{
+	uint32_t start = e->len;
+
+	emit_pos(e, va, 0, 0, true);
+	emit_hdr_op(e, 0x89, RAX, HDR_RAX);
+	emit_hdr_op(e, 0x89, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x89, RDX, HDR_RDX);
+	emit_check(e, HDR_INSNS, HDR_LIMIT_INSNS, b->ninsns);
+	emit_check(e, HDR_BRANCHES, HDR_LIMIT_BRANCHES, b->nbranches);
+	emit_count(e, HDR_INSNS, b->ninsns);
+	emit_count(e, HDR_BRANCHES, b->nbranches);
+	emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
+	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
+	return e->len - start == PRO_LEN ? 0 : -1;
+}
+
+/* A rel32 jump or jcc (op bytes given) to an exit int3 emitted later. */
+static uint32_t emit_jump(struct emit *e, const uint8_t *op, uint32_t n)
+{
+	uint32_t patch;
+
+	emit_bytes(e, op, n);
+	patch = e->at + e->len;
+	emit_u32(e, 0);
+	return patch;
+}
+
+static void emit_exit(struct emit *e, uint32_t patch, uint64_t target,
+		      bool emulate, const struct block *b)
+{
+	uint32_t at = e->at + e->len;
+
+	emit_pos(e, emulate ? b->end : target, b->ninsns - emulate,
+		 b->nbranches - emulate, false);
+	e->ex[e->nex++] = (struct cexit){ at, patch, target,
+					  emulate ? CX_EMULATE : CX_JUMP };
+	if (patch) {
+		uint32_t rel = at - (patch + 4);
+
+		memcpy(e->buf + (patch - e->at), &rel, 4);
+	}
+	emit_bytes(e, (uint8_t[]){ INT3 }, 1);
+}
+
+/*
+ * One instruction of the body, at va (len bytes in ib), counted as
+ * retired after ninsns/nbranches of the block.  -1 where the copy could
+ * not mean the same: an operand out of a rel32's reach, xbegin.
+ */
+static int emit_insn(struct emit *e, const struct x86_insn *in,
+		     const uint8_t *ib, uint64_t va)
+{
+	uint64_t next = va + in->len;
+	uint32_t at = e->len;
+
+	if (in->map == 0 && in->opcode == 0xc7 && in->has_modrm &&
+	    in->modrm == 0xf8)
+		return -1;			/* xbegin: RIP-relative abort */
+	emit_bytes(e, ib, in->len);
+	if (in->has_modrm && (in->modrm & 0xc7) == 0x05) {
+		/* RIP-relative: the same address from the copy. */
+		uint32_t d = in->len - in->imm_len - in->disp_len;
+		int64_t ea = (int64_t)(next + (uint64_t)(int64_t)in->disp);
+		int64_t rel = ea - (int64_t)emit_va(e);
+		int32_t r32 = (int32_t)rel;
+
+		if (in->addrsize || in->disp_len != 4 || rel != r32)
+			return -1;
+		memcpy(e->buf + at + d, &r32, 4);
+	}
+	return 0;
+}
+
+/* The block's end: its branch, then the exits. */
+static int emit_end(struct emit *e, const struct block *b)
+{
+	const struct x86_insn *in = &b->insn;
+	uint64_t next = b->end + in->len, rel = next + (uint64_t)in->imm;
+	uint32_t pt, pf;
+
+	emit_pos(e, b->end, b->ninsns - 1, b->nbranches - 1, false);
+	switch (b->br) {
+	case X86_BR_JCC: {
+		uint8_t jcc[2] = { 0x0f, (uint8_t)(0x80 | (in->opcode & 15)) };
+
+		pt = emit_jump(e, jcc, 2);
+		emit_pos(e, next, b->ninsns, b->nbranches, false);
+		pf = emit_jump(e, (uint8_t[]){ 0xe9 }, 1);
+		emit_exit(e, pt, rel, false, b);
+		emit_exit(e, pf, next, false, b);
+		return 0;
+	}
+	case X86_BR_LOOP:
+		/* loop +5 over the not-taken side's jmp rel32. */
+		emit_bytes(e, (uint8_t[]){ in->opcode, 5 }, 2);
+		emit_pos(e, next, b->ninsns, b->nbranches, false);
+		pf = emit_jump(e, (uint8_t[]){ 0xe9 }, 1);
+		emit_pos(e, rel, b->ninsns, b->nbranches, false);
+		pt = emit_jump(e, (uint8_t[]){ 0xe9 }, 1);
+		emit_exit(e, pf, next, false, b);
+		emit_exit(e, pt, rel, false, b);
+		return 0;
+	case X86_BR_RET:
+	case X86_BR_JMP_IND:
+	case X86_BR_CALL_IND:
+		e->npos--;		/* the int3 stands for the branch */
+		emit_exit(e, 0, 0, true, b);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* Write the trace from va into e; -1 where it cannot be copied. */
+int trans_emit(struct blk_ctx *c, struct emit *e, uint64_t va,
+		      const struct block *b)
+{
+	uint32_t ni = 0, nb = 0;
+	uint8_t ib[X86_MAX_INSN_LEN];
+	struct x86_insn_class ic;
+	struct x86_insn in;
+	uint64_t gpa;
+
+	if (emit_prologue(e, b, va))
+		return -1;
+	while (va != b->end) {
+		size_t got = code_read(c, va, ib, sizeof(ib));
+
+		if (!got || x86_insn_decode(ib, got, &in) ||
+		    x86_classify(ib, got, &ic) || ni >= TRANS_INSNS ||
+		    !code_fixed(c, va, &gpa) ||
+		    !code_fixed(c, va + in.len - 1, &gpa))
+			return -1;
+		if (x86_is_branch(ic.branch) && branch_direct(&in, ic.branch)) {
+			uint64_t ret = va + in.len;
+
+			if (ic.branch == X86_BR_CALL) {
+				/* push $ret: one instruction, as the call's
+				 * push is (a fault there is the call's). */
+				if (ret > INT32_MAX)
+					return -1;
+				emit_pos(e, va, ni, nb, false);
+				emit_bytes(e, (uint8_t[]){ 0x68 }, 1);
+				emit_u32(e, (uint32_t)ret);
+			}
+			ni++;
+			nb++;
+			va = ret + (uint64_t)in.imm;
+			continue;
+		}
+		if (x86_is_branch(ic.branch))
+			return -1;	/* block_scan() ends the trace there */
+		emit_pos(e, va, ni, nb, false);
+		if (emit_insn(e, &in, ib, va))
+			return -1;
+		ni++;
+		va += in.len;
+	}
+	if (ni + 1 != b->ninsns || nb + 1 != b->nbranches ||
+	    !code_fixed(c, b->end, &gpa) ||
+	    !code_fixed(c, b->end + b->insn.len - 1, &gpa))
+		return -1;
+	return emit_end(e, b);
+}

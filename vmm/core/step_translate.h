@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The step source's code cache (step_cache.c) and its translator
+ * (step_translate.c): the layout of a window and of a translated block.
+ */
+#ifndef VMM_STEP_TRANSLATE_H
+#define VMM_STEP_TRANSLATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "step_internal.h"
+
+/*
+ * The window's first 128 bytes, in uint64_t slots: what the prologues
+ * counted (as step.count[], which direct readers add them to), the
+ * registers a prologue borrows, and the counts it may reach before an
+ * overflow point (PRO_* below).
+ */
+#define HDR		128
+#define HDR_INSNS	PV_STEP_USER_INSNS
+#define HDR_BRANCHES	PV_STEP_USER_BRANCHES
+#define HDR_RAX		4
+#define HDR_RCX		5
+#define HDR_RDX		6
+#define HDR_LIMIT_INSNS	7
+#define HDR_LIMIT_BRANCHES 8
+#define LIMIT_NONE	(1ull << 62)
+#define TRANS_INSNS	256		/* longer blocks stay with the int3s */
+
+/*
+ * The prologue, flag-neutral (the flags may be live into the block) and
+ * without the stack (the red zone): for instructions and then branches,
+ * whether counter + n stays within its limit, computed as the sign of
+ * limit + ~(counter + n) + 1 by lea, not and cqo, tested by jrcxz; past
+ * it, an int3 (the VMM runs the block where the point falls by int3s and
+ * single steps); else both counters += n, and rax, rcx, rdx back.  Each
+ * instruction's length, so that an interrupt's RIP tells how many ran.
+ */
+enum {
+	PRO_SAVE = 3,			/* rax, rcx, rdx saved */
+	PRO_CHECK = 10,			/* a check's instructions */
+	PRO_ADD_INSNS = PRO_SAVE + 2 * PRO_CHECK + 3,	/* after these */
+	PRO_ADD_BRANCHES = PRO_ADD_INSNS + 3,
+	PRO_NINSNS = PRO_ADD_BRANCHES + 3,
+};
+extern const uint8_t pro_len[PRO_NINSNS];
+#define PRO_LEN		(21 + 2 * 40 + 42 + 21)
+#define TRANS_MAX	(PRO_LEN + 20 * TRANS_INSNS + 32)
+
+#define INT3		0xcc
+
+/* A place in a copy and what it stands for in the program. */
+struct cpos {
+	uint32_t at;		/* offset in the window */
+	uint16_t ninsns;	/* the block's instructions retired before it */
+	uint16_t nbranches;	/* ... and branches */
+	uint64_t va;		/* the program's instruction that is next */
+	bool prologue;		/* the counting prologue (va the block) */
+};
+
+/* An int3 that leaves a copy. */
+enum cexit_kind {
+	CX_JUMP,		/* to target, the copy's jcc or loop */
+	CX_EMULATE,		/* the block's own ret or indirect branch */
+	CX_LIMIT,		/* the prologue: an overflow point in the block */
+};
+
+struct cexit {
+	uint32_t at;		/* offset of the int3 */
+	uint32_t patch;		/* of the rel32 that leads to it, 0 if none */
+	uint64_t target;	/* CX_JUMP: where the program goes on */
+	enum cexit_kind kind;
+};
+
+/* A translation being written: its bytes, at window offset `at`. */
+struct emit {
+	uint64_t win;		/* the window's address */
+	uint8_t buf[TRANS_MAX];
+	uint32_t len, at;
+	uint32_t npos, nex;
+	struct cpos pos[TRANS_INSNS + 8];
+	struct cexit ex[4];
+};
+
+/*
+ * Write the trace from va (scanned into b) into e, at window offset e->at
+ * of the window at e->win: -1 where it cannot be copied and keep its
+ * meaning (an operand out of a rel32's reach, code outside the initramfs).
+ */
+int trans_emit(struct blk_ctx *c, struct emit *e, uint64_t va,
+	       const struct block *b);
+
+#endif
