@@ -62,7 +62,7 @@ static const char run_usage[] =
 	"[--env K=V]...\n"
 	"               [--kernel FILE] [--timeout SECONDS] [--source tsc|step|perf]\n"
 	"               [--policy NAME] [--host auto|pvm|standard]\n"
-	"               [--step-mode block|single] [-v] [--] PROGRAM [ARGS...]\n";
+	"               [--step-mode block|int3|single] [-v] [--] PROGRAM [ARGS...]\n";
 
 enum cli_mode { CLI_RUN, CLI_STAT, CLI_RECORD };
 
@@ -391,14 +391,17 @@ static int cli_run_opt(struct vmm_config *cfg, int c, char *err,
 		cfg->source = optarg;
 		return 0;
 	case OPT_STEP_MODE:
-		/* How the step source traps user code: a basic block per
-		 * trap (the default) or every instruction (TF). */
-		if (strcmp(optarg, "block") && strcmp(optarg, "single")) {
-			snprintf(err, errlen, "--step-mode: '%s' is not block "
-				 "or single", optarg);
+		/* How the step source traps user code: by basic blocks run
+		 * from the VMM's code cache (the default), a basic block per
+		 * int3 trap, or every instruction (TF). */
+		if (strcmp(optarg, "block") && strcmp(optarg, "int3") &&
+		    strcmp(optarg, "single")) {
+			snprintf(err, errlen, "--step-mode: '%s' is not block, "
+				 "int3 or single", optarg);
 			return -1;
 		}
 		cfg->step_single = !strcmp(optarg, "single");
+		cfg->step_no_cache = strcmp(optarg, "block") != 0;
 		return 0;
 	case OPT_POLICY:
 		if (cli_check_policy(optarg, err, errlen))

@@ -216,12 +216,14 @@ static int setup_results(void **state)
 {
 	(void)state;
 	wl[0] = step_result();
-	/* 41680 instructions at tiny: 10 and 60 us each over the 0.1 s of
-	 * an uncounted run, 5 per trap. */
+	/* 41680 instructions at tiny: 10, 60 and 20 us each over the 0.1 s
+	 * of an uncounted run (cache, single, int3), 5 and 4 per trap. */
 	wl[0].step_plain = 0.1;
-	wl[0].step_wall[0][STEP_TINY] = 0.5168;
-	wl[0].step_wall[1][STEP_TINY] = 2.6008;
-	wl[0].step_traps[STEP_TINY] = 8336;
+	wl[0].step_wall[STEP_CACHE][STEP_TINY] = 0.5168;
+	wl[0].step_wall[STEP_SINGLE][STEP_TINY] = 2.6008;
+	wl[0].step_wall[STEP_INT3][STEP_TINY] = 0.9336;
+	wl[0].step_traps[STEP_CACHE][STEP_TINY] = 8336;
+	wl[0].step_traps[STEP_INT3][STEP_TINY] = 10420;
 	wl[1] = (struct bench_wl_result){
 		.name = "lbm", .have_overhead = true,
 		.time_s = { 0.1, 0.2, 0.21, 0.22, 0.23 },
@@ -256,8 +258,10 @@ static void test_json(void **state)
 			       "41726, \"step_startup_diff\": -46, "
 			       "\"step_work_diff\": 8, "
 			       "\"step_us_per_insn_blocks\": 10.000, "
+			       "\"step_us_per_insn_int3\": 20.000, "
 			       "\"step_us_per_insn_single\": 60.000, "
-			       "\"step_insns_per_trap\": 5.00}"));
+			       "\"step_insns_per_trap\": 5.00, "
+			       "\"step_insns_per_trap_int3\": 4.00}"));
 	/* Parts that did not run leave no keys. */
 	assert_null(strstr(s, "\"mcf\", \"native_s\""));
 	assert_non_null(strstr(s, "\"name\": \"lbm\", \"native_s\": 0.1000, "
@@ -304,7 +308,7 @@ static void test_csv(void **state)
 	l3 = strchr(l2, '\n') + 1;
 	/* mcf: no overhead, preempt or kernel part. */
 	assert_string_equal_n(l2, "mcf,,,,,,,,,18155,18209,41680,41726,-46,8,"
-			      "10.000,60.000,5.00,,,,,,,,,,,,,,,,,,,,,,\n");
+			      "10.000,20.000,60.000,5.00,4.00,,,,,,,,,,,,,,,,,,,,,,\n");
 	assert_true(!strncmp(l3, "lbm,0.1000,0.2000,", 18));
 	assert_non_null(strstr(l3, ",,,,,,,400000000,1.0100,0.9900,2.5000,"
 			       "2.500,2.000,0.400,0.100,1.500,0.500,8,4321,99,7,"
@@ -324,7 +328,7 @@ static void test_markdown(void **state)
 	assert_non_null(strstr(s, "Host: standard KVM."));
 	assert_non_null(strstr(s, "| mcf | 41680 | 41726 | -46 | 23525 | "
 			       "23517 | **8** |\n"));
-	assert_non_null(strstr(s, "| mcf | 10.00 | 60.00 | 6.0 | 5.0 |\n"));
+	assert_non_null(strstr(s, "| mcf | 10.000 | 20.00 | 60.00 | 6 | 5.0 | 4.0 |\n"));
 	assert_non_null(strstr(s, "| lbm | 200000000 | 300000000 | 1.500 |\n"));
 	assert_non_null(strstr(s, "| lbm | 400000000 | 1.010 | 0.990 | 2.500 |\n"));
 	assert_non_null(strstr(s, "## Where the time goes"));

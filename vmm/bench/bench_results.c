@@ -158,10 +158,11 @@ double bench_step_us_per_insn(const struct bench_wl_result *r, int mode)
 	return n ? (r->step_wall[mode][STEP_TINY] - r->step_plain) * 1e6 / n : 0;
 }
 
-double bench_step_insns_per_trap(const struct bench_wl_result *r)
+double bench_step_insns_per_trap(const struct bench_wl_result *r, int mode)
 {
-	return r->step_traps[STEP_TINY] ?
-	       (double)r->step_guest[STEP_TINY] / r->step_traps[STEP_TINY] : 0;
+	return r->step_traps[mode][STEP_TINY] ?
+	       (double)r->step_guest[STEP_TINY] /
+	       r->step_traps[mode][STEP_TINY] : 0;
 }
 
 /* One named value of a workload; unset when its part did not run. */
@@ -257,11 +258,15 @@ static size_t wl_fields(const struct bench_wl_result *r, struct field *f)
 		      bench_step_startup_diff(r));
 	p = field_put(p, s, "step_work_diff", "%" PRId64, bench_step_work_diff(r));
 	p = field_put(p, s, "step_us_per_insn_blocks", "%.3f",
-		      bench_step_us_per_insn(r, 0));
+		      bench_step_us_per_insn(r, STEP_CACHE));
+	p = field_put(p, s, "step_us_per_insn_int3", "%.3f",
+		      bench_step_us_per_insn(r, STEP_INT3));
 	p = field_put(p, s, "step_us_per_insn_single", "%.3f",
-		      bench_step_us_per_insn(r, 1));
+		      bench_step_us_per_insn(r, STEP_SINGLE));
 	p = field_put(p, s, "step_insns_per_trap", "%.2f",
-		      bench_step_insns_per_trap(r));
+		      bench_step_insns_per_trap(r, STEP_CACHE));
+	p = field_put(p, s, "step_insns_per_trap_int3", "%.2f",
+		      bench_step_insns_per_trap(r, STEP_INT3));
 	p = field_put(p, q, "preempt_idle_cycles", "%.0f", r->idle_cycles);
 	for (int k = 0; k < NPREEMPT; k++) {
 		snprintf(name, sizeof(name), "preempt_%s", preempt_names[k]);
@@ -382,24 +387,29 @@ static void md_step(FILE *f, const struct bench_results *res)
 
 static void md_step_cost(FILE *f, const struct bench_results *res)
 {
-	fprintf(f, "\n## Cost: the step source by blocks and by single steps\n\n"
+	fprintf(f, "\n## Cost: the step source's three ways of trapping\n\n"
 		"Wall time of `vmm stat --source step` at size `tiny` less that "
-		"of the same `vmm run` uncounted, per user instruction, counting "
-		"a basic block per trap "
-		"(`--step-mode block`, the default) and one instruction per "
-		"trap (`--step-mode single`), in the same run; and the user "
-		"instructions per block trap.\n\n");
-	fprintf(f, "| workload | µs/insn, blocks | µs/insn, single | "
-		"single/blocks | insns per trap |\n|---|---|---|---|---|\n");
+		"of the same `vmm run` uncounted, per user instruction: blocks "
+		"run from the VMM's code cache (`--step-mode block`, the "
+		"default), a basic block per int3 trap (`--step-mode int3`) "
+		"and one instruction per trap (`--step-mode single`), in the "
+		"same run; and the user instructions per trap of the first "
+		"two.\n\n");
+	fprintf(f, "| workload | µs/insn, cache | µs/insn, int3 | "
+		"µs/insn, single | single/cache | insns per trap, cache | "
+		"insns per trap, int3 |\n|---|---|---|---|---|---|---|\n");
 	for (size_t w = 0; w < res->n; w++) {
 		const struct bench_wl_result *r = &res->wl[w];
-		double b = bench_step_us_per_insn(r, 0),
-		       one = bench_step_us_per_insn(r, 1);
+		double b = bench_step_us_per_insn(r, STEP_CACHE),
+		       i3 = bench_step_us_per_insn(r, STEP_INT3),
+		       one = bench_step_us_per_insn(r, STEP_SINGLE);
 
 		if (r->have_step)
-			fprintf(f, "| %s | %.2f | %.2f | %.1f | %.1f |\n",
-				r->name, b, one, b > 0 ? one / b : 0,
-				bench_step_insns_per_trap(r));
+			fprintf(f, "| %s | %.3f | %.2f | %.2f | %.0f | %.1f | "
+				"%.1f |\n", r->name, b, i3, one,
+				b > 0 ? one / b : 0,
+				bench_step_insns_per_trap(r, STEP_CACHE),
+				bench_step_insns_per_trap(r, STEP_INT3));
 	}
 }
 

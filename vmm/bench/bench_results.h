@@ -18,6 +18,8 @@ extern const char *const bench_cfg_names[NCFG];
 
 /* The two sizes the step comparison takes the difference of. */
 enum { STEP_MICRO, STEP_TINY, NSTEP_SIZES };
+/* The step source's ways of trapping user code (--step-mode). */
+enum bench_step_mode { STEP_CACHE, STEP_SINGLE, STEP_INT3, NSTEP_MODES };
 extern const char *const bench_step_sizes[NSTEP_SIZES];
 
 /* Policies counted under host preemption: offset, saverestore, raw. */
@@ -48,12 +50,14 @@ struct bench_wl_result {
 	double guest_cycles;	/* median `cycles`, tsc source, offset policy */
 	bool have_step;		/* the step-vs-oracle part ran */
 	uint64_t step_guest[NSTEP_SIZES], step_oracle[NSTEP_SIZES];
-	/* The step source's cost, by blocks and by single-stepping (the
-	 * latter's counts must equal the former's), and the block traps. */
-	double step_wall[2][NSTEP_SIZES];	/* [0] blocks, [1] single */
+	/* The step source's cost, by blocks from the code cache, by int3
+	 * traps alone and by single-stepping (the counts must be equal),
+	 * and the traps of the first two. */
+	double step_wall[NSTEP_MODES][NSTEP_SIZES];
 	double step_plain;			/* `vmm run` at tiny, uncounted */
 	uint64_t step_single[NSTEP_SIZES];
-	uint64_t step_traps[NSTEP_SIZES];
+	uint64_t step_int3[NSTEP_SIZES];
+	uint64_t step_traps[NSTEP_MODES][NSTEP_SIZES];
 	bool have_preempt;	/* the host-preemption part ran */
 	double idle_cycles;	/* median idle offset count of those rounds */
 	double preempt_ratio[NPREEMPT];	/* median loaded / idle offset, per round */
@@ -95,7 +99,7 @@ int64_t bench_step_work_diff(const struct bench_wl_result *r);
  * instructions per block trap.
  */
 double bench_step_us_per_insn(const struct bench_wl_result *r, int mode);
-double bench_step_insns_per_trap(const struct bench_wl_result *r);
+double bench_step_insns_per_trap(const struct bench_wl_result *r, int mode);
 
 void bench_write_json(FILE *f, const struct bench_results *res);
 void bench_write_csv(FILE *f, const struct bench_results *res);

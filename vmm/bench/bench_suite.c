@@ -231,10 +231,15 @@ static int suite_step(const struct suite *s, struct bench_wl_result *r)
 		uint64_t none;
 
 		if (suite_step_run(s, "block", size, &r->step_guest[z],
-				   &r->step_wall[0][z], &r->step_traps[z]))
+				   &r->step_wall[STEP_CACHE][z],
+				   &r->step_traps[STEP_CACHE][z]))
 			return suite_fail(r->name, "step source");
+		if (suite_step_run(s, "int3", size, &r->step_int3[z],
+				   &r->step_wall[STEP_INT3][z],
+				   &r->step_traps[STEP_INT3][z]))
+			return suite_fail(r->name, "step source, int3");
 		if (suite_step_run(s, "single", size, &r->step_single[z],
-				   &r->step_wall[1][z], &none))
+				   &r->step_wall[STEP_SINGLE][z], &none))
 			return suite_fail(r->name, "step source, single");
 		if (suite_oracle(s, size, &r->step_oracle[z]))
 			return suite_fail(r->name, "stepcount oracle");
@@ -346,12 +351,16 @@ static void suite_print(const struct bench_wl_result *r)
 		       (long long)bench_step_startup_diff(r),
 		       (long long)bench_step_work_diff(r));
 	if (r->have_step)
-		printf("  us/insn blocks %.2f single %.2f insns/trap %.1f%s",
-		       bench_step_us_per_insn(r, 0),
-		       bench_step_us_per_insn(r, 1),
-		       bench_step_insns_per_trap(r),
-		       r->step_single[STEP_TINY] == r->step_guest[STEP_TINY] ?
-		       "" : " (single counted other)");
+		printf("  us/insn cache %.3f int3 %.2f single %.2f "
+		       "insns/trap cache %.1f int3 %.1f%s",
+		       bench_step_us_per_insn(r, STEP_CACHE),
+		       bench_step_us_per_insn(r, STEP_INT3),
+		       bench_step_us_per_insn(r, STEP_SINGLE),
+		       bench_step_insns_per_trap(r, STEP_CACHE),
+		       bench_step_insns_per_trap(r, STEP_INT3),
+		       r->step_single[STEP_TINY] == r->step_guest[STEP_TINY] &&
+		       r->step_int3[STEP_TINY] == r->step_guest[STEP_TINY] ?
+		       "" : " (the modes counted differently)");
 	if (r->have_preempt)
 		printf("  loaded/idle %.2f %.2f %.2f", r->preempt_ratio[0],
 		       r->preempt_ratio[1], r->preempt_ratio[2]);

@@ -65,7 +65,8 @@ static int boot_args_pack(struct pv_boot_params *bp,
 
 bool boot_wants_step_cache(const struct vmm_config *cfg)
 {
-	return cfg->source && !strcmp(cfg->source, "step") && !cfg->step_single;
+	return cfg->source && !strcmp(cfg->source, "step") &&
+	       !cfg->step_no_cache;
 }
 
 int boot_params_fill(struct pv_boot_params *bp, const struct vmm_config *cfg,

@@ -61,6 +61,7 @@ struct vmm_config {
 	const char *source;		/* pmu event source: tsc, step, perf */
 	const char *policy;		/* pmu policy: offset, saverestore, raw */
 	bool step_single;		/* --step-mode single: TF, no blocks */
+	bool step_no_cache;		/* --step-mode int3 or single */
 	double timeout;			/* seconds; 0 = none */
 	const char *host;		/* --host: auto, pvm, standard */
 	int report_fd;			/* vmm bench: resource report */
