@@ -881,8 +881,9 @@ s64 perf_event_fcntl(struct perf_event *e, int fd, u64 cmd, u64 arg)
 	}
 }
 
-/* Replace the anonymous page at va of the current address space by pa. */
-static int page_borrow(struct mm *mm, u64 va, u64 pa)
+/* Replace the anonymous page at va of the current address space by pa
+ * (writable when w). */
+static int page_borrow(struct mm *mm, u64 va, u64 pa, bool w)
 {
 	bool huge;
 	u64 *pte = mm_walk(mm, va, false, &huge);
@@ -891,7 +892,7 @@ static int page_borrow(struct mm *mm, u64 va, u64 pa)
 		return -ENOMEM;
 	if (!(*pte & PTE_BORROWED))
 		page_free(*pte & PTE_ADDR);
-	*pte = pa | PTE_P | PTE_U | PTE_NX | PTE_BORROWED;
+	*pte = pa | PTE_P | PTE_U | PTE_NX | PTE_BORROWED | (w ? PTE_W : 0);
 	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
 	return 0;
 }
@@ -902,7 +903,7 @@ static int page_borrow(struct mm *mm, u64 va, u64 pa)
  * (samples go to `vmm record`, not here).  PV_PERF_MMAP_THREAD_OFF: the
  * thread's counter page, for libvpmu.
  */
-s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off)
+s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off, u64 prot)
 {
 	struct mm *mm = current_task()->proc->mm;
 	u64 pages = (len + PAGE_SIZE - 1) / PAGE_SIZE, pa;
@@ -929,10 +930,13 @@ s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off)
 		e->page->pmc_width = PV_VPMU_WIDTH;
 		e->page->size = sizeof(struct pv_perf_mmap_page);
 	}
-	va = mm_mmap_anon(mm, 0, len, PROT_READ, false);
+	/* PROT_WRITE lets the reader write data_tail, as PAPI's sampling
+	 * does after it drains the ring (Linux's read-write mapping). */
+	prot &= PROT_READ | PROT_WRITE;
+	va = mm_mmap_anon(mm, 0, len, prot | PROT_READ, false);
 	if (va < 0)
 		return va;
-	if (page_borrow(mm, va, pa)) {
+	if (page_borrow(mm, va, pa, prot & PROT_WRITE)) {
 		mm_munmap(mm, va, len);
 		return -ENOMEM;
 	}

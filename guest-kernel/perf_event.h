@@ -55,7 +55,7 @@ struct perf_event {
 s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 			u64 a5);
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf);
-s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off);
+s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off, u64 prot);
 /* A tick of t while t->perf_waiting: the counters change hands. */
 void perf_event_rotate(struct task *t);
 /* t exits: its events keep what they counted. */

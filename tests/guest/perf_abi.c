@@ -530,6 +530,16 @@ static void mmap_test(void)
 	ring = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, fd, 0);
 	CHECK(ring != MAP_FAILED, "mmap of 3 pages: errno %d", errno);
 	close(fd);
+	/* Read-write, the reader sets data_tail when it has drained the
+	 * ring, as PAPI does after each overflow signal. */
+	fd = perf_open(&a, -1);
+	pc = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(pc != MAP_FAILED, "read-write mmap: errno %d", errno);
+	if (pc != MAP_FAILED) {
+		pc->data_tail = pc->data_head;
+		CHECK(pc->data_tail == pc->data_head, "data_tail written");
+	}
+	close(fd);
 	fd = perf_open(&a, -1);
 	CHECK(mmap(NULL, 4 * 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED &&
 	      errno == EINVAL, "mmap of 4 pages");
