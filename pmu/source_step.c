@@ -286,7 +286,11 @@ static void step_vcpu_enter(struct pmu_source *s, struct pmu_vcpu *v)
 		sv->cal_steal_ns) * s->pmu->tsc_khz / 1000000u);
 
 	ran = now - sv->cal_tsc;
-	if (sv->cal_valid && n - sv->cal_steps >= STEP_CAL_MIN &&
+	/* By blocks the cost stays 0 (design.md 4.5): from the VMM's code
+	 * cache a trap may stand for millions of natively run instructions,
+	 * and a stretch's time tells no trap's cost. */
+	if (sv->cal_valid && !s->pmu->step_blocks &&
+	    n - sv->cal_steps >= STEP_CAL_MIN &&
 	    now > sv->cal_tsc && ran > stolen) {
 		per = (ran - stolen) / (n - sv->cal_steps);
 		per -= per / 8;
@@ -324,14 +328,15 @@ static void step_vcpu_enter(struct pmu_source *s, struct pmu_vcpu *v)
 				v->ctr[i].start = step_cycles(s, v);
 	}
 	/* The deadline is in user instructions, which a trap retires one
-	 * or more of: the exit comes after at least as many traps.  By
-	 * blocks, a trap is rarer still (the VMM's code cache runs loops
-	 * without any), so STEP_CAL_FIRST instructions would seldom hold
-	 * STEP_CAL_MIN traps and the exits would never stop. */
-	sv->cal_deadline = !step_cycles_enabled(s, v) ? PV_STEP_NO_DEADLINE :
+	 * or more of: the exit comes after at least as many traps.  Not by
+	 * blocks: the VMM's code cache runs loops with no trap at all, so a
+	 * thread that never exits costs next to nothing to leave unmeasured,
+	 * while an exit every STEP_CAL_EVERY instructions would cost more
+	 * than the loop (its traps, hypercalls and PMI). */
+	sv->cal_deadline = !step_cycles_enabled(s, v) || s->pmu->step_blocks ?
+		PV_STEP_NO_DEADLINE :
 		(v->page ? v->page->step.count[PV_STEP_USER_INSNS] : 0) +
-		(sv->cost || s->pmu->step_blocks ? STEP_CAL_EVERY :
-		 STEP_CAL_FIRST);
+		(sv->cost ? STEP_CAL_EVERY : STEP_CAL_FIRST);
 	step_publish_deadlines(v, sv);
 }
 

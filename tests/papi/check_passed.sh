@@ -7,7 +7,7 @@ vmm=$1 prog=$2
 shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-timeout -k 5 120 "$vmm" run "$@" -- "$prog" >"$tmp/out" 2>"$tmp/err" </dev/null
+timeout -k 5 300 "$vmm" run "$@" -- "$prog" >"$tmp/out" 2>"$tmp/err" </dev/null
 status=$?
 if [ "$status" != 0 ] || ! grep -qx 'PASSED' "$tmp/out"; then
 	echo "FAIL: $(basename "$prog") exited $status without PASSED:"
