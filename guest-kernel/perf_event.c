@@ -182,22 +182,37 @@ static bool cpu_is_amd(void)
 	return amd;
 }
 
+/* Haswell's TSX qualifiers in a raw config (libpfm4's intx, intxcp). */
+#define RAW_IN_TX		(1ull << 32)
+#define RAW_IN_TX_CP		(1ull << 33)
+
 /*
- * PERF_TYPE_RAW: an IA32_PERFEVTSELx value.  Linux takes any encoding; the
- * virtual PMU counts only the architectural events its source has and its
- * own virtual ones (event select 0xfe), and gives ENOENT for the rest
- * rather than a counter that silently stays 0.  Edge, invert and counter
- * mask cannot be honoured: EINVAL.
+ * PERF_TYPE_RAW: an IA32_PERFEVTSELx value.  Linux keeps the event select,
+ * umask, edge, invert and counter mask, drops the bits it sets itself
+ * (USR, OS, INT, EN, PC) and the reserved ones, takes AnyThread only from a
+ * version-3 PMU (EINVAL on this version-2 one), and the TSX qualifiers only
+ * where the CPU has TSX (the guest's CPUID says it has).  It takes any
+ * encoding; the virtual PMU counts only the architectural events its
+ * source has and its own virtual ones (event select 0xfe), and gives
+ * ENOENT for the rest rather than a counter that silently stays 0.  An
+ * edge, invert, counter-mask or in-transaction variant of an event is
+ * another event (cycles in which the count grew by at least cmask, say),
+ * which no source can count from the counts it has: ENOENT too, so that a
+ * tool says "no such event" (PAPI_ENOEVNT), not "invalid argument".
  */
 static int event_raw_config(u64 config, u16 *ev)
 {
 	u16 code = config & 0xffff;
 
-	if (config & ~0xffffffffull)
+	if (config & PV_EVTSEL_ANY)
 		return -EINVAL;
 	if (config & (PV_EVTSEL_EDGE | PV_EVTSEL_INV | PV_EVTSEL_CMASK_MASK |
-		      PV_EVTSEL_ANY))
-		return -EINVAL;
+		      RAW_IN_TX | RAW_IN_TX_CP))
+		return -ENOENT;
+	/* AMD's event select goes on in bits 32-35 (Linux keeps them):
+	 * none of those events is one this PMU has. */
+	if (cpu_is_amd() && (config & (0xfull << 32)))
+		return -ENOENT;
 	*ev = code;
 	if ((code & 0xff) == PV_EVENT_VIRT_CODE)
 		return 0;

@@ -132,7 +132,19 @@ static void types_test(bool step)
 	expect_open(PERF_TYPE_RAW, 0x00c0, na & 2 ? ENOENT : 0, "raw c0");
 	expect_open(PERF_TYPE_RAW, 0x003c, na & 1 ? ENOENT : 0, "raw 3c");
 	expect_open(PERF_TYPE_RAW, 0x1234, ENOENT, "raw unknown");
-	expect_open(PERF_TYPE_RAW, 0x10000c0 | (1 << 23), EINVAL, "raw inv");
+	/* edge, invert, counter mask, in_tx: events no source counts (libpfm4's
+	 * e=, i=, c=, intx=), as absent as an unknown code; AnyThread on a
+	 * version-2 PMU is EINVAL; the bits Linux sets itself are ignored */
+	expect_open(PERF_TYPE_RAW, 0x10000c0 | (1 << 23), ENOENT, "raw c=1:i=1");
+	expect_open(PERF_TYPE_RAW, 0x10000c0, ENOENT, "raw c=1");
+	expect_open(PERF_TYPE_RAW, 0x10400c0, ENOENT, "raw e=1:c=1");
+	expect_open(PERF_TYPE_RAW, 0x100003c, ENOENT, "raw cycles c=1");
+	expect_open(PERF_TYPE_RAW, 0x18001c2, ENOENT, "raw unknown c=1:i=1");
+	expect_open(PERF_TYPE_RAW, 0x1000000c0ull, ENOENT, "raw intx");
+	expect_open(PERF_TYPE_RAW, 0x2000000c0ull, ENOENT, "raw intxcp");
+	expect_open(PERF_TYPE_RAW, 0x2000c0, EINVAL, "raw AnyThread");
+	expect_open(PERF_TYPE_RAW, 0x53003c | 1ull << 19, na & 1 ? ENOENT : 0,
+		    "raw 3c with USR OS INT EN PC");
 	/* software */
 	for (int c = 0; c <= PERF_COUNT_SW_DUMMY; c++)
 		expect_open(PERF_TYPE_SOFTWARE, c, 0, "software");
