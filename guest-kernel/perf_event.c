@@ -572,6 +572,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	u32 sw;
 	u16 ev = 0;
 	int err, fd;
+	bool other;
 
 	(void)a5;
 	err = attr_copy(uattr, u.buf);
@@ -579,15 +580,14 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		return err;
 	if (flags & ~(u64)PV_PERF_FLAG_ALL)
 		return -EINVAL;
-	if ((int)pid == -1)
-		return (int)cpu == -1 ? -EINVAL : -EACCES;
-	if ((int)pid != 0 && (int)pid != t->tid)
-		/* Other threads' counters: not offered (self-monitoring). */
-		return task_find((int)pid) ? -EACCES : -ESRCH;
-	if ((int)cpu < -1 || (int)cpu >= (int)boot_params->ncpus)
-		return -ENODEV;
-	if ((int)cpu != -1)
-		return -EINVAL;	/* a thread on one CPU only: not offered */
+	/* Linux's order: the target thread (ESRCH), the CPU (EINVAL: -1
+	 * only with a thread), the event, then the right to count them. */
+	other = (int)pid != 0 && (int)pid != -1 && (int)pid != t->tid;
+	if (other && !task_find((int)pid))
+		return -ESRCH;
+	if ((int)cpu < -1 || (int)cpu >= (int)boot_params->ncpus ||
+	    ((int)pid == -1 && (int)cpu == -1))
+		return -EINVAL;
 	if (a->read_format & ~(u64)PV_PERF_FORMAT_ALL)
 		return -EINVAL;
 	if (a->flags & PV_PERF_ATTR_FREQ)
@@ -599,6 +599,20 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	err = attr_event(a, &sw, &ev);
 	if (err)
 		return err;
+	/*
+	 * Another thread's counters, or a CPU's: Linux lets root (every
+	 * process here; perf_event_paranoid -1 lets everyone) count them.
+	 * An event of this kernel counts its own thread only, on the
+	 * counter page that thread's switches load, so it refuses as Linux
+	 * refuses a caller without that right: EACCES.  A thread's own
+	 * events on one CPU are its events when that CPU is the only one;
+	 * with more, counting only while there is not offered: EOPNOTSUPP,
+	 * what Linux says when a PMU cannot do what the attr asks.
+	 */
+	if (other || (int)pid == -1)
+		return -EACCES;
+	if ((int)cpu != -1 && boot_params->ncpus > 1)
+		return -EOPNOTSUPP;
 	if (!t->tpage && kpmu_task_alloc_page(t))
 		return -ENOMEM;
 	e = kmalloc(sizeof(*e));

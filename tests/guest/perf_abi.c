@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,6 +97,71 @@ static uint32_t arch_unavailable(void)
 
 	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
 	return b;
+}
+
+static int open_on(uint32_t type, uint64_t config, int pid, int cpu)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	attr_init(&a, type, config);
+	fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, 0);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? 0 : errno;
+}
+
+/*
+ * Other targets than the calling thread, in Linux's order of checks: the
+ * pid (ESRCH), the CPU (EINVAL), the event (ENOENT), then the right to
+ * count the target, which this kernel does not give for another thread or
+ * a CPU (EACCES; perf_event.c says why); the thread itself on a CPU is
+ * itself on one vCPU, not offered on more (EOPNOTSUPP).
+ */
+static void attach_test(void)
+{
+	int ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN), e, status;
+	uint32_t sw = PERF_TYPE_SOFTWARE;
+	uint64_t tc = PERF_COUNT_SW_TASK_CLOCK;
+	pid_t child;
+
+	CHECK(ncpus >= 1, "sysconf: %d CPUs", ncpus);
+	e = open_on(sw, tc, -1, 0);
+	CHECK(e == EACCES, "pid -1 cpu 0 (a CPU's events): errno %d", e);
+	e = open_on(99, 0, -1, 0);
+	CHECK(e == ENOENT, "pid -1 cpu 0, type 99: errno %d", e);
+	e = open_on(sw, tc, -1, ncpus);
+	CHECK(e == EINVAL, "pid -1 cpu %d (no such CPU): errno %d", ncpus, e);
+	e = open_on(sw, tc, 0, ncpus);
+	CHECK(e == EINVAL, "pid 0 cpu %d (no such CPU): errno %d", ncpus, e);
+	e = open_on(sw, tc, 0, -2);
+	CHECK(e == EINVAL, "pid 0 cpu -2: errno %d", e);
+	e = open_on(sw, tc, 12345, ncpus);
+	CHECK(e == ESRCH, "no such pid before no such CPU: errno %d", e);
+	e = open_on(sw, tc, 0, 0);
+	CHECK(e == (ncpus == 1 ? 0 : EOPNOTSUPP),
+	      "own thread on cpu 0 of %d: errno %d", ncpus, e);
+	e = open_on(sw, tc, (int)syscall(SYS_gettid), ncpus - 1);
+	CHECK(e == (ncpus == 1 ? 0 : EOPNOTSUPP),
+	      "own tid on cpu %d: errno %d", ncpus - 1, e);
+	child = fork();
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	CHECK(child > 0, "fork: errno %d", errno);
+	if (child <= 0)
+		return;
+	e = open_on(sw, tc, child, -1);
+	CHECK(e == EACCES, "another process: errno %d", e);
+	e = open_on(sw, tc, child, 0);
+	CHECK(e == EACCES, "another process on cpu 0: errno %d", e);
+	e = open_on(99, 0, child, -1);
+	CHECK(e == ENOENT, "another process, type 99: errno %d", e);
+	kill(child, SIGKILL);
+	CHECK(waitpid(child, &status, 0) == child, "waitpid: errno %d", errno);
+	e = open_on(sw, tc, child, -1);
+	CHECK(e == ESRCH, "a reaped child: errno %d", e);
 }
 
 static void types_test(bool step)
@@ -172,6 +238,7 @@ static void types_test(bool step)
 	      errno == ESRCH, "no such pid");
 	CHECK(syscall(SYS_perf_event_open, &a, -1, -1, -1, 0) == -1 &&
 	      errno == EINVAL, "pid -1 cpu -1");
+	attach_test();
 }
 
 /* task-clock grows with CPU time; context switches with a sleep. */
