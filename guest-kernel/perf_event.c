@@ -372,13 +372,16 @@ static void event_for_each(struct perf_event *e, u64 flags,
 		fn(s);
 }
 
-/* e's state changed: its siblings follow when it leads. */
+/* e's state changed: its siblings follow when it leads.  Each is synced
+ * once: on kvm_pvm every kernel instruction here is emulated, and PAPI
+ * enables and disables around every start, stop and event added. */
 static void event_state_set(struct perf_event *e, bool enabled)
 {
-	for (struct perf_event *s = e->leader == e ? e : NULL; s;
-	     s = s->sibling)
-		event_sync(s);
-	event_sync(e);
+	if (e->leader == e)
+		for (struct perf_event *s = e; s; s = s->sibling)
+			event_sync(s);
+	else
+		event_sync(e);
 	e->enabled = enabled;
 	if (e->leader == e)
 		for (struct perf_event *s = e; s; s = s->sibling)
@@ -745,8 +748,9 @@ s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len)
 		/* { nr, [enabled], [running], { value, [id], [lost] }[nr] },
 		 * the times the leader's */
 		struct perf_event *l = e->leader;
+		u64 lval, sena, srun;
 
-		event_value(l, &val, &ena, &run);
+		event_value(l, &lval, &ena, &run);
 		n = 1;
 		if (rf & PV_PERF_FORMAT_TOTAL_TIME_ENABLED)
 			v[n++] = ena;
@@ -755,7 +759,11 @@ s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len)
 		for (struct perf_event *s = l; s; s = s->sibling, nr++) {
 			if (n + 3 > sizeof(v) / sizeof(v[0]))
 				return -ENOSPC;
-			event_value(s, &val, &ena, &run);
+			/* the leader's value is the one its times go with */
+			if (s == l)
+				val = lval;
+			else
+				event_value(s, &val, &sena, &srun);
 			v[n++] = val;
 			if (rf & PV_PERF_FORMAT_ID)
 				v[n++] = s->id;
