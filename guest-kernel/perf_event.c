@@ -26,6 +26,7 @@
 #include "vpmu.h"
 
 #define O_ASYNC			020000
+#define MAP_SHARED		0x01	/* and MAP_SHARED_VALIDATE, 0x03 */
 #define POLL_IN			1
 #define POLL_HUP		6
 #define POLLIN_BAND		0x41	/* POLLIN | POLLRDNORM */
@@ -634,6 +635,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	e->id = next_event_id++;
 	e->period = a->sample_period;
 	e->read_format = a->read_format;
+	e->sample_type = a->sample_type;
 	e->inherit = a->flags & PV_PERF_ATTR_INHERIT;
 	e->signo = 0;
 	e->sig_tid = t->tid;
@@ -918,9 +920,8 @@ s64 perf_event_fcntl(struct perf_event *e, int fd, u64 cmd, u64 arg)
 	}
 }
 
-/* Replace the anonymous page at va of the current address space by pa
- * (writable when w). */
-static int page_borrow(struct mm *mm, u64 va, u64 pa, bool w)
+/* Replace the anonymous page at va of the current address space by pa. */
+static int page_borrow(struct mm *mm, u64 va, u64 pa, bool writable)
 {
 	bool huge;
 	u64 *pte = mm_walk(mm, va, false, &huge);
@@ -929,25 +930,36 @@ static int page_borrow(struct mm *mm, u64 va, u64 pa, bool w)
 		return -ENOMEM;
 	if (!(*pte & PTE_BORROWED))
 		page_free(*pte & PTE_ADDR);
-	*pte = pa | PTE_P | PTE_U | PTE_NX | PTE_BORROWED | (w ? PTE_W : 0);
+	*pte = pa | PTE_P | PTE_U | PTE_NX | PTE_BORROWED |
+	       (writable ? PTE_W : 0);
 	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
 	return 0;
 }
 
 /*
  * mmap of a perf fd.  Offset 0: the perf_event_mmap_page, then the
- * 2^n-page sample ring a sampling event asks for, which stays empty
- * (samples go to `vmm record`, not here).  PV_PERF_MMAP_THREAD_OFF: the
- * thread's counter page, for libvpmu.
+ * 2^n-page sample ring a sampling event asks for, where each overflow
+ * writes a PERF_RECORD_SAMPLE (event_sample_write()).  As on Linux the mapping must
+ * be shared, and PROT_WRITE makes it writable: a reader of the ring
+ * writes data_tail in the first page (PAPI does after every overflow).
+ * PV_PERF_MMAP_THREAD_OFF: the thread's counter page, for libvpmu,
+ * read-only (EACCES for PROT_WRITE, as for a read-only file).
  */
-s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off, u64 prot)
+s64 perf_event_mmap(struct perf_event *e, u64 len, u64 prot, u64 flags,
+		    u64 off)
 {
 	struct mm *mm = current_task()->proc->mm;
 	u64 pages = (len + PAGE_SIZE - 1) / PAGE_SIZE, pa;
 	s64 va;
 
-	if (off == PV_PERF_MMAP_THREAD_OFF)
+	if (!(flags & MAP_SHARED))
+		return -EINVAL;
+	prot &= PROT_READ | PROT_WRITE;
+	if (off == PV_PERF_MMAP_THREAD_OFF) {
+		if (prot & PROT_WRITE)
+			return -EACCES;
 		return e->owner ? (s64)PV_VPMU_THREAD_VA(e->owner_tid) : -EINVAL;
+	}
 	if (off || !pages || ((pages - 1) & (pages - 2)))
 		return -EINVAL;
 	/* One mapping per event: the page is freed at close. */
@@ -965,11 +977,12 @@ s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off, u64 prot)
 		 * mean what they say */
 		e->page->capabilities = 1ull << 1;
 		e->page->pmc_width = PV_VPMU_WIDTH;
-		e->page->size = sizeof(struct pv_perf_mmap_page);
+		e->page->size = __builtin_offsetof(struct pv_perf_mmap_page,
+						   reserved);
 	}
-	/* PROT_WRITE lets the reader write data_tail, as PAPI's sampling
-	 * does after it drains the ring (Linux's read-write mapping). */
-	prot &= PROT_READ | PROT_WRITE;
+	/* The sample ring: the 2^n pages after this one. */
+	e->page->data_offset = PAGE_SIZE;
+	e->page->data_size = (pages - 1) * PAGE_SIZE;
 	va = mm_mmap_anon(mm, 0, len, prot | PROT_READ, false);
 	if (va < 0)
 		return va;
@@ -1065,6 +1078,69 @@ u32 perf_event_private_slots(const struct task *parent)
 	return m;
 }
 
+/*
+ * The PERF_RECORD_SAMPLE Linux writes in e's ring at an overflow: PAPI
+ * takes the overflow's address from there (its profiles, and the address
+ * its overflow handler gets), not from the signal.  The fields of
+ * PV_PERF_SAMPLE_WRITTEN, in Linux's order; a sample type that asks for
+ * more (call chains, registers, ...) gets no record, and a full ring
+ * drops it (Linux counts it lost).  Only into the address space the ring
+ * is mapped in, the interrupted one.
+ */
+static void event_sample_write(struct perf_event *e, struct task *t,
+			       const struct trapframe *tf)
+{
+	struct pv_perf_mmap_page *p = e->page;
+	u64 rec[10], st = e->sample_type, ring, head, size, va, *pte = NULL;
+	u64 page = 1;	/* no page: page-aligned addresses only below */
+	u32 n = 1;
+	bool huge;
+
+	if (!p || !e->page_va || !st || (st & ~PV_PERF_SAMPLE_WRITTEN) ||
+	    t->proc->mm != e->page_mm)
+		return;
+	ring = p->data_size;
+	if (st & PV_PERF_SAMPLE_IDENTIFIER)
+		rec[n++] = e->id;
+	if (st & PV_PERF_SAMPLE_IP)
+		rec[n++] = tf->rip;
+	if (st & PV_PERF_SAMPLE_TID)	/* u32 pid, u32 tid */
+		rec[n++] = (u64)(u32)t->tid << 32 | (u32)t->proc->pid;
+	if (st & PV_PERF_SAMPLE_TIME)
+		rec[n++] = ns_from_tsc(rdtsc());
+	if (st & PV_PERF_SAMPLE_ID)
+		rec[n++] = e->id;
+	if (st & PV_PERF_SAMPLE_STREAM_ID)
+		rec[n++] = e->id;
+	if (st & PV_PERF_SAMPLE_CPU)	/* u32 cpu, u32 reserved */
+		rec[n++] = (u32)t->cpu->id;
+	if (st & PV_PERF_SAMPLE_PERIOD)
+		rec[n++] = e->period;
+	size = n * 8;
+	/* struct perf_event_header: u32 type, u16 misc, u16 size */
+	rec[0] = PV_PERF_RECORD_SAMPLE | size << 48 |
+		 (u64)((tf->cs & 3) == 3 ? PV_PERF_RECORD_MISC_USER :
+		       PV_PERF_RECORD_MISC_KERNEL) << 32;
+	head = p->data_head;
+	if (!ring || head - __atomic_load_n(&p->data_tail, __ATOMIC_ACQUIRE) +
+	    size > ring)
+		return;
+	/* Through the ring's physical pages: the user may have mapped it
+	 * read-only, and the record may wrap or cross a page (8-byte
+	 * words never do). */
+	for (u32 i = 0; i < n; i++) {
+		va = e->page_va + PAGE_SIZE + ((head + 8 * i) & (ring - 1));
+		if ((va & ~(PAGE_SIZE - 1)) != page) {
+			page = va & ~(PAGE_SIZE - 1);
+			pte = mm_walk(e->page_mm, page, false, &huge);
+			if (!pte || huge || !(*pte & PTE_P))
+				return;
+		}
+		*(u64 *)P2V((*pte & PTE_ADDR) + (va & (PAGE_SIZE - 1))) = rec[i];
+	}
+	__atomic_store_n(&p->data_head, head + size, __ATOMIC_RELEASE);
+}
+
 /* PMI on this CPU: the running thread owns the interrupting counters. */
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 {
@@ -1072,7 +1148,6 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 	struct task *to;
 	int code = POLL_IN, sig;
 
-	(void)tf;
 	if (!e)
 		return false;
 	/* Re-arm: the next overflow comes 'period' events after this one;
@@ -1087,6 +1162,7 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 	 */
 	if (!e->live && e->overflows * e->period + e->child_counts > e->base)
 		return true;
+	event_sample_write(e, t, tf);
 	if (e->limit && !--e->limit) {
 		code = POLL_HUP;
 		event_disable(e);

@@ -625,6 +625,107 @@ static void mmap_test(void)
 	close(fd);
 }
 
+/*
+ * The records of a sampling event's ring, as PAPI reads them (the IP of
+ * the last one, data_head less 8, for its overflow handler and its
+ * profiles): PERF_RECORD_SAMPLE with what sample_type asks, in Linux's
+ * order, here IP, TID and PERIOD, an address in this program in user
+ * mode.  Cycles with a short period, in a ring mapped read-only.
+ */
+extern const char __executable_start[], etext[];	/* GNU ld's */
+
+static void sample_test(void)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pc;
+	struct perf_event_header *h;
+	const uint64_t *f;
+	uint64_t head = 0;
+	volatile char *ring;
+	int fd;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.sample_period = 1000000;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "sampling cycles: errno %d", errno);
+	if (fd < 0)
+		return;
+	pc = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(pc != MAP_FAILED, "mmap of the ring: errno %d", errno);
+	if (pc == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	CHECK(pc->data_offset == 4096 && pc->data_size == 2 * 4096,
+	      "data_offset %llu data_size %llu",
+	      (unsigned long long)pc->data_offset,
+	      (unsigned long long)pc->data_size);
+	/* 10^6 cycles: well under a millisecond; give it up to 10^4 */
+	for (int i = 0; i < 10000 && !head; i++) {
+		spin(100000);
+		head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	}
+	CHECK(head >= 32 && head % 32 == 0, "data_head %llu: no sample, or "
+	      "not 32-byte records", (unsigned long long)head);
+	if (head >= 32) {
+		ring = (volatile char *)pc + 4096;
+		h = (struct perf_event_header *)(ring + ((head - 32) & 8191));
+		f = (const uint64_t *)(h + 1);
+		CHECK(h->type == PERF_RECORD_SAMPLE && h->size == 32 &&
+		      h->misc == PERF_RECORD_MISC_USER,
+		      "record type %u misc %u size %u", h->type, h->misc,
+		      h->size);
+		CHECK(f[0] >= (uint64_t)(uintptr_t)__executable_start &&
+		      f[0] < (uint64_t)(uintptr_t)etext,
+		      "ip %#llx outside the text, %p-%p",
+		      (unsigned long long)f[0], (void *)__executable_start,
+		      (void *)etext);
+		CHECK((uint32_t)f[1] == (uint32_t)getpid() &&
+		      (uint32_t)(f[1] >> 32) == (uint32_t)syscall(SYS_gettid),
+		      "pid/tid %#llx", (unsigned long long)f[1]);
+		CHECK(f[2] == 1000000, "period %llu", (unsigned long long)f[2]);
+	}
+	munmap(pc, 3 * 4096);
+	close(fd);
+}
+
+/*
+ * PAPI's sampling buffer as PAPI maps it, read and write: the reader
+ * writes data_tail, in the first page, after each overflow's samples.
+ * Cycles, which both sources count.  A private mapping is EINVAL.
+ */
+static void mmap_write_test(void)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pc;
+	uint64_t buf[3];
+	int fd;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.sample_period = 100000000;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "cycles with a period: errno %d", errno);
+	if (fd < 0)
+		return;
+	pc = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(pc != MAP_FAILED, "mmap read-write of 3 pages: errno %d", errno);
+	if (pc != MAP_FAILED) {
+		pc->data_tail = pc->data_head;
+		CHECK(pc->data_tail == pc->data_head, "data_tail not written");
+		((volatile char *)pc)[2 * 4096] = 1;	/* a data page */
+		CHECK(read(fd, buf, sizeof(buf)) >= 8, "read after the writes");
+		CHECK(!(pc->lock & 1), "lock odd after a read");
+		munmap(pc, 3 * 4096);
+	}
+	close(fd);
+	fd = perf_open(&a, -1);
+	CHECK(mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) ==
+	      MAP_FAILED && errno == EINVAL, "private mmap: errno %d", errno);
+	close(fd);
+	sample_test();
+}
+
 static void *child_spin(void *arg)
 {
 	(void)arg;
@@ -664,6 +765,7 @@ int main(int argc, char **argv)
 
 	types_test(step);
 	software_test();
+	mmap_write_test();
 	if (step) {
 		counting_test();
 		group_test();
