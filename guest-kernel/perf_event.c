@@ -920,6 +920,23 @@ s64 perf_event_fcntl(struct perf_event *e, int fd, u64 cmd, u64 arg)
 	}
 }
 
+/*
+ * Is e's mmap still there?  The program may have unmapped it (PAPI does,
+ * before close()) and mapped something else at its address since: the
+ * first page must still be e's own.  Only for the current address space.
+ */
+static bool event_page_mapped(const struct perf_event *e)
+{
+	bool huge;
+	u64 *pte;
+
+	if (!e->page_va || current_task()->proc->mm != e->page_mm)
+		return false;
+	pte = mm_walk(e->page_mm, e->page_va, false, &huge);
+	return pte && !huge && (*pte & PTE_P) &&
+	       (*pte & PTE_ADDR) == V2P(e->page);
+}
+
 /* Replace the anonymous page at va of the current address space by pa. */
 static int page_borrow(struct mm *mm, u64 va, u64 pa, bool writable)
 {
@@ -1046,8 +1063,10 @@ void perf_event_release(struct perf_event *e)
 	if (e->owner)
 		event_unlink_task(e);
 	if (e->page) {
-		/* The mapping goes with the page (Linux keeps it to munmap). */
-		if (e->page_va && current_task()->proc->mm == e->page_mm)
+		/* The mapping goes with the page (Linux keeps it to munmap),
+		 * unless the program unmapped it already: what is at its
+		 * address now is the program's. */
+		if (event_page_mapped(e))
 			mm_munmap(e->page_mm, e->page_va, e->page_len);
 		page_free(V2P(e->page));
 	}
@@ -1096,8 +1115,8 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 	u32 n = 1;
 	bool huge;
 
-	if (!p || !e->page_va || !st || (st & ~PV_PERF_SAMPLE_WRITTEN) ||
-	    t->proc->mm != e->page_mm)
+	if (!p || !st || (st & ~PV_PERF_SAMPLE_WRITTEN) || t != current_task() ||
+	    !event_page_mapped(e))
 		return;
 	ring = p->data_size;
 	if (st & PV_PERF_SAMPLE_IDENTIFIER)

@@ -691,6 +691,52 @@ static void sample_test(void)
 }
 
 /*
+ * PAPI unmaps the ring before it closes the event.  Whatever the program
+ * maps at that address meanwhile is its own: close() must leave it, and
+ * overflows must not write samples into it.
+ */
+static void unmapped_test(void)
+{
+	struct perf_event_attr a;
+	volatile uint64_t *mine;
+	void *ring;
+	int fd;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.sample_period = 100000;
+	a.sample_type = PERF_SAMPLE_IP;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "sampling cycles: errno %d", errno);
+	if (fd < 0)
+		return;
+	ring = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED, "mmap of the ring: errno %d", errno);
+	if (ring == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	CHECK(munmap(ring, 3 * 4096) == 0, "munmap: errno %d", errno);
+	mine = mmap(ring, 3 * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	CHECK(mine == ring, "anonymous memory at the ring's address: errno %d",
+	      errno);
+	if (mine != ring) {
+		close(fd);
+		return;
+	}
+	mine[0] = 1;
+	mine[512] = 2;
+	spin(20000000);		/* overflows, with the ring gone */
+	close(fd);
+	CHECK(mine[0] == 1 && mine[512] == 2 && mine[1024] == 0,
+	      "the program's memory changed: %llu %llu %llu",
+	      (unsigned long long)mine[0], (unsigned long long)mine[512],
+	      (unsigned long long)mine[1024]);
+	mine[1024] = 3;		/* still mapped, writable */
+	munmap((void *)mine, 3 * 4096);
+}
+
+/*
  * PAPI's sampling buffer as PAPI maps it, read and write: the reader
  * writes data_tail, in the first page, after each overflow's samples.
  * Cycles, which both sources count.  A private mapping is EINVAL.
@@ -723,6 +769,7 @@ static void mmap_write_test(void)
 	CHECK(mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) ==
 	      MAP_FAILED && errno == EINVAL, "private mmap: errno %d", errno);
 	close(fd);
+	unmapped_test();
 	sample_test();
 }
 
