@@ -191,7 +191,8 @@ static bool cpu_is_amd(void)
  * PERF_TYPE_RAW: an IA32_PERFEVTSELx value.  Linux keeps the event select,
  * umask, edge, invert and counter mask, drops the bits it sets itself
  * (USR, OS, INT, EN, PC) and the reserved ones, takes AnyThread only from a
- * version-3 PMU (EINVAL on this version-2 one), and the TSX qualifiers only
+ * version-3 Intel PMU (EINVAL on this version-2 one; AMD has no such bit:
+ * dropped), and the TSX qualifiers only
  * where the CPU has TSX (the guest's CPUID says it has).  It takes any
  * encoding; the virtual PMU counts only the architectural events its
  * source has and its own virtual ones (event select 0xfe), and gives
@@ -205,7 +206,7 @@ static int event_raw_config(u64 config, u16 *ev)
 {
 	u16 code = config & 0xffff;
 
-	if (config & PV_EVTSEL_ANY)
+	if ((config & PV_EVTSEL_ANY) && !cpu_is_amd())
 		return -EINVAL;
 	if (config & (PV_EVTSEL_EDGE | PV_EVTSEL_INV | PV_EVTSEL_CMASK_MASK |
 		      RAW_IN_TX | RAW_IN_TX_CP))
