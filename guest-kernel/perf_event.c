@@ -627,7 +627,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		kfree(e);
 		return -ENOMEM;
 	}
-	memset(e, 0, sizeof(*e));
+	/* kmalloc() zeroed e */
 	e->owner = t;
 	e->owner_tid = t->tid;
 	e->idx = -1;
