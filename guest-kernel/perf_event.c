@@ -26,6 +26,7 @@
 #include "vpmu.h"
 
 #define O_ASYNC			020000
+#define MAP_SHARED		0x01	/* and MAP_SHARED_VALIDATE, 0x03 */
 #define POLL_IN			1
 #define POLL_HUP		6
 #define POLLIN_BAND		0x41	/* POLLIN | POLLRDNORM */
@@ -182,22 +183,38 @@ static bool cpu_is_amd(void)
 	return amd;
 }
 
+/* Haswell's TSX qualifiers in a raw config (libpfm4's intx, intxcp). */
+#define RAW_IN_TX		(1ull << 32)
+#define RAW_IN_TX_CP		(1ull << 33)
+
 /*
- * PERF_TYPE_RAW: an IA32_PERFEVTSELx value.  Linux takes any encoding; the
- * virtual PMU counts only the architectural events its source has and its
- * own virtual ones (event select 0xfe), and gives ENOENT for the rest
- * rather than a counter that silently stays 0.  Edge, invert and counter
- * mask cannot be honoured: EINVAL.
+ * PERF_TYPE_RAW: an IA32_PERFEVTSELx value.  Linux keeps the event select,
+ * umask, edge, invert and counter mask, drops the bits it sets itself
+ * (USR, OS, INT, EN, PC) and the reserved ones, takes AnyThread only from a
+ * version-3 Intel PMU (EINVAL on this version-2 one; AMD has no such bit:
+ * dropped), and the TSX qualifiers only
+ * where the CPU has TSX (the guest's CPUID says it has).  It takes any
+ * encoding; the virtual PMU counts only the architectural events its
+ * source has and its own virtual ones (event select 0xfe), and gives
+ * ENOENT for the rest rather than a counter that silently stays 0.  An
+ * edge, invert, counter-mask or in-transaction variant of an event is
+ * another event (cycles in which the count grew by at least cmask, say),
+ * which no source can count from the counts it has: ENOENT too, so that a
+ * tool says "no such event" (PAPI_ENOEVNT), not "invalid argument".
  */
 static int event_raw_config(u64 config, u16 *ev)
 {
 	u16 code = config & 0xffff;
 
-	if (config & ~0xffffffffull)
+	if ((config & PV_EVTSEL_ANY) && !cpu_is_amd())
 		return -EINVAL;
 	if (config & (PV_EVTSEL_EDGE | PV_EVTSEL_INV | PV_EVTSEL_CMASK_MASK |
-		      PV_EVTSEL_ANY))
-		return -EINVAL;
+		      RAW_IN_TX | RAW_IN_TX_CP))
+		return -ENOENT;
+	/* AMD's event select goes on in bits 32-35 (Linux keeps them):
+	 * none of those events is one this PMU has. */
+	if (cpu_is_amd() && (config & (0xfull << 32)))
+		return -ENOENT;
 	*ev = code;
 	if ((code & 0xff) == PV_EVENT_VIRT_CODE)
 		return 0;
@@ -357,13 +374,16 @@ static void event_for_each(struct perf_event *e, u64 flags,
 		fn(s);
 }
 
-/* e's state changed: its siblings follow when it leads. */
+/* e's state changed: its siblings follow when it leads.  Each is synced
+ * once: on kvm_pvm every kernel instruction here is emulated, and PAPI
+ * enables and disables around every start, stop and event added. */
 static void event_state_set(struct perf_event *e, bool enabled)
 {
-	for (struct perf_event *s = e->leader == e ? e : NULL; s;
-	     s = s->sibling)
-		event_sync(s);
-	event_sync(e);
+	if (e->leader == e)
+		for (struct perf_event *s = e; s; s = s->sibling)
+			event_sync(s);
+	else
+		event_sync(e);
 	e->enabled = enabled;
 	if (e->leader == e)
 		for (struct perf_event *s = e; s; s = s->sibling)
@@ -557,6 +577,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	u32 sw;
 	u16 ev = 0;
 	int err, fd;
+	bool other;
 
 	(void)a5;
 	err = attr_copy(uattr, u.buf);
@@ -564,15 +585,14 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		return err;
 	if (flags & ~(u64)PV_PERF_FLAG_ALL)
 		return -EINVAL;
-	if ((int)pid == -1)
-		return (int)cpu == -1 ? -EINVAL : -EACCES;
-	if ((int)pid != 0 && (int)pid != t->tid)
-		/* Other threads' counters: not offered (self-monitoring). */
-		return task_find((int)pid) ? -EACCES : -ESRCH;
-	if ((int)cpu < -1 || (int)cpu >= (int)boot_params->ncpus)
-		return -ENODEV;
-	if ((int)cpu != -1)
-		return -EINVAL;	/* a thread on one CPU only: not offered */
+	/* Linux's order: the target thread (ESRCH), the CPU (EINVAL: -1
+	 * only with a thread), the event, then the right to count them. */
+	other = (int)pid != 0 && (int)pid != -1 && (int)pid != t->tid;
+	if (other && !task_find((int)pid))
+		return -ESRCH;
+	if ((int)cpu < -1 || (int)cpu >= (int)boot_params->ncpus ||
+	    ((int)pid == -1 && (int)cpu == -1))
+		return -EINVAL;
 	if (a->read_format & ~(u64)PV_PERF_FORMAT_ALL)
 		return -EINVAL;
 	if (a->flags & PV_PERF_ATTR_FREQ)
@@ -584,6 +604,20 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	err = attr_event(a, &sw, &ev);
 	if (err)
 		return err;
+	/*
+	 * Another thread's counters, or a CPU's: Linux lets root (every
+	 * process here; perf_event_paranoid -1 lets everyone) count them.
+	 * An event of this kernel counts its own thread only, on the
+	 * counter page that thread's switches load, so it refuses as Linux
+	 * refuses a caller without that right: EACCES.  A thread's own
+	 * events on one CPU are its events when that CPU is the only one;
+	 * with more, counting only while there is not offered: EOPNOTSUPP,
+	 * what Linux says when a PMU cannot do what the attr asks.
+	 */
+	if (other || (int)pid == -1)
+		return -EACCES;
+	if ((int)cpu != -1 && boot_params->ncpus > 1)
+		return -EOPNOTSUPP;
 	if (!t->tpage && kpmu_task_alloc_page(t))
 		return -ENOMEM;
 	e = kmalloc(sizeof(*e));
@@ -593,7 +627,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		kfree(e);
 		return -ENOMEM;
 	}
-	memset(e, 0, sizeof(*e));
+	/* kmalloc() zeroed e */
 	e->owner = t;
 	e->owner_tid = t->tid;
 	e->idx = -1;
@@ -602,6 +636,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	e->id = next_event_id++;
 	e->period = a->sample_period;
 	e->read_format = a->read_format;
+	e->sample_type = a->sample_type;
 	e->inherit = a->flags & PV_PERF_ATTR_INHERIT;
 	e->signo = 0;
 	e->sig_tid = t->tid;
@@ -716,8 +751,9 @@ s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len)
 		/* { nr, [enabled], [running], { value, [id], [lost] }[nr] },
 		 * the times the leader's */
 		struct perf_event *l = e->leader;
+		u64 lval, sena, srun;
 
-		event_value(l, &val, &ena, &run);
+		event_value(l, &lval, &ena, &run);
 		n = 1;
 		if (rf & PV_PERF_FORMAT_TOTAL_TIME_ENABLED)
 			v[n++] = ena;
@@ -726,7 +762,11 @@ s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len)
 		for (struct perf_event *s = l; s; s = s->sibling, nr++) {
 			if (n + 3 > sizeof(v) / sizeof(v[0]))
 				return -ENOSPC;
-			event_value(s, &val, &ena, &run);
+			/* the leader's value is the one its times go with */
+			if (s == l)
+				val = lval;
+			else
+				event_value(s, &val, &sena, &srun);
 			v[n++] = val;
 			if (rf & PV_PERF_FORMAT_ID)
 				v[n++] = s->id;
@@ -881,9 +921,25 @@ s64 perf_event_fcntl(struct perf_event *e, int fd, u64 cmd, u64 arg)
 	}
 }
 
-/* Replace the anonymous page at va of the current address space by pa
- * (writable when w). */
-static int page_borrow(struct mm *mm, u64 va, u64 pa, bool w)
+/*
+ * Is e's mmap still there?  The program may have unmapped it (PAPI does,
+ * before close()) and mapped something else at its address since: the
+ * first page must still be e's own.  Only for the current address space.
+ */
+static bool event_page_mapped(const struct perf_event *e)
+{
+	bool huge;
+	u64 *pte;
+
+	if (!e->page_va || current_task()->proc->mm != e->page_mm)
+		return false;
+	pte = mm_walk(e->page_mm, e->page_va, false, &huge);
+	return pte && !huge && (*pte & PTE_P) &&
+	       (*pte & PTE_ADDR) == V2P(e->page);
+}
+
+/* Replace the anonymous page at va of the current address space by pa. */
+static int page_borrow(struct mm *mm, u64 va, u64 pa, bool writable)
 {
 	bool huge;
 	u64 *pte = mm_walk(mm, va, false, &huge);
@@ -892,25 +948,36 @@ static int page_borrow(struct mm *mm, u64 va, u64 pa, bool w)
 		return -ENOMEM;
 	if (!(*pte & PTE_BORROWED))
 		page_free(*pte & PTE_ADDR);
-	*pte = pa | PTE_P | PTE_U | PTE_NX | PTE_BORROWED | (w ? PTE_W : 0);
+	*pte = pa | PTE_P | PTE_U | PTE_NX | PTE_BORROWED |
+	       (writable ? PTE_W : 0);
 	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
 	return 0;
 }
 
 /*
  * mmap of a perf fd.  Offset 0: the perf_event_mmap_page, then the
- * 2^n-page sample ring a sampling event asks for, which stays empty
- * (samples go to `vmm record`, not here).  PV_PERF_MMAP_THREAD_OFF: the
- * thread's counter page, for libvpmu.
+ * 2^n-page sample ring a sampling event asks for, where each overflow
+ * writes a PERF_RECORD_SAMPLE (event_sample_write()).  As on Linux the mapping must
+ * be shared, and PROT_WRITE makes it writable: a reader of the ring
+ * writes data_tail in the first page (PAPI does after every overflow).
+ * PV_PERF_MMAP_THREAD_OFF: the thread's counter page, for libvpmu,
+ * read-only (EACCES for PROT_WRITE, as for a read-only file).
  */
-s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off, u64 prot)
+s64 perf_event_mmap(struct perf_event *e, u64 len, u64 prot, u64 flags,
+		    u64 off)
 {
 	struct mm *mm = current_task()->proc->mm;
 	u64 pages = (len + PAGE_SIZE - 1) / PAGE_SIZE, pa;
 	s64 va;
 
-	if (off == PV_PERF_MMAP_THREAD_OFF)
+	if (!(flags & MAP_SHARED))
+		return -EINVAL;
+	prot &= PROT_READ | PROT_WRITE;
+	if (off == PV_PERF_MMAP_THREAD_OFF) {
+		if (prot & PROT_WRITE)
+			return -EACCES;
 		return e->owner ? (s64)PV_VPMU_THREAD_VA(e->owner_tid) : -EINVAL;
+	}
 	if (off || !pages || ((pages - 1) & (pages - 2)))
 		return -EINVAL;
 	/* One mapping per event: the page is freed at close. */
@@ -928,11 +995,12 @@ s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off, u64 prot)
 		 * mean what they say */
 		e->page->capabilities = 1ull << 1;
 		e->page->pmc_width = PV_VPMU_WIDTH;
-		e->page->size = sizeof(struct pv_perf_mmap_page);
+		e->page->size = __builtin_offsetof(struct pv_perf_mmap_page,
+						   reserved);
 	}
-	/* PROT_WRITE lets the reader write data_tail, as PAPI's sampling
-	 * does after it drains the ring (Linux's read-write mapping). */
-	prot &= PROT_READ | PROT_WRITE;
+	/* The sample ring: the 2^n pages after this one. */
+	e->page->data_offset = PAGE_SIZE;
+	e->page->data_size = (pages - 1) * PAGE_SIZE;
 	va = mm_mmap_anon(mm, 0, len, prot | PROT_READ, false);
 	if (va < 0)
 		return va;
@@ -996,8 +1064,10 @@ void perf_event_release(struct perf_event *e)
 	if (e->owner)
 		event_unlink_task(e);
 	if (e->page) {
-		/* The mapping goes with the page (Linux keeps it to munmap). */
-		if (e->page_va && current_task()->proc->mm == e->page_mm)
+		/* The mapping goes with the page (Linux keeps it to munmap),
+		 * unless the program unmapped it already: what is at its
+		 * address now is the program's. */
+		if (event_page_mapped(e))
 			mm_munmap(e->page_mm, e->page_va, e->page_len);
 		page_free(V2P(e->page));
 	}
@@ -1028,6 +1098,69 @@ u32 perf_event_private_slots(const struct task *parent)
 	return m;
 }
 
+/*
+ * The PERF_RECORD_SAMPLE Linux writes in e's ring at an overflow: PAPI
+ * takes the overflow's address from there (its profiles, and the address
+ * its overflow handler gets), not from the signal.  The fields of
+ * PV_PERF_SAMPLE_WRITTEN, in Linux's order; a sample type that asks for
+ * more (call chains, registers, ...) gets no record, and a full ring
+ * drops it (Linux counts it lost).  Only into the address space the ring
+ * is mapped in, the interrupted one.
+ */
+static void event_sample_write(struct perf_event *e, struct task *t,
+			       const struct trapframe *tf)
+{
+	struct pv_perf_mmap_page *p = e->page;
+	u64 rec[10], st = e->sample_type, ring, head, size, va, *pte = NULL;
+	u64 page = 1;	/* no page: page-aligned addresses only below */
+	u32 n = 1;
+	bool huge;
+
+	if (!p || !st || (st & ~PV_PERF_SAMPLE_WRITTEN) || t != current_task() ||
+	    !event_page_mapped(e))
+		return;
+	ring = p->data_size;
+	if (st & PV_PERF_SAMPLE_IDENTIFIER)
+		rec[n++] = e->id;
+	if (st & PV_PERF_SAMPLE_IP)
+		rec[n++] = tf->rip;
+	if (st & PV_PERF_SAMPLE_TID)	/* u32 pid, u32 tid */
+		rec[n++] = (u64)(u32)t->tid << 32 | (u32)t->proc->pid;
+	if (st & PV_PERF_SAMPLE_TIME)
+		rec[n++] = ns_from_tsc(rdtsc());
+	if (st & PV_PERF_SAMPLE_ID)
+		rec[n++] = e->id;
+	if (st & PV_PERF_SAMPLE_STREAM_ID)
+		rec[n++] = e->id;
+	if (st & PV_PERF_SAMPLE_CPU)	/* u32 cpu, u32 reserved */
+		rec[n++] = (u32)t->cpu->id;
+	if (st & PV_PERF_SAMPLE_PERIOD)
+		rec[n++] = e->period;
+	size = n * 8;
+	/* struct perf_event_header: u32 type, u16 misc, u16 size */
+	rec[0] = PV_PERF_RECORD_SAMPLE | size << 48 |
+		 (u64)((tf->cs & 3) == 3 ? PV_PERF_RECORD_MISC_USER :
+		       PV_PERF_RECORD_MISC_KERNEL) << 32;
+	head = p->data_head;
+	if (!ring || head - __atomic_load_n(&p->data_tail, __ATOMIC_ACQUIRE) +
+	    size > ring)
+		return;
+	/* Through the ring's physical pages: the user may have mapped it
+	 * read-only, and the record may wrap or cross a page (8-byte
+	 * words never do). */
+	for (u32 i = 0; i < n; i++) {
+		va = e->page_va + PAGE_SIZE + ((head + 8 * i) & (ring - 1));
+		if ((va & ~(PAGE_SIZE - 1)) != page) {
+			page = va & ~(PAGE_SIZE - 1);
+			pte = mm_walk(e->page_mm, page, false, &huge);
+			if (!pte || huge || !(*pte & PTE_P))
+				return;
+		}
+		*(u64 *)P2V((*pte & PTE_ADDR) + (va & (PAGE_SIZE - 1))) = rec[i];
+	}
+	__atomic_store_n(&p->data_head, head + size, __ATOMIC_RELEASE);
+}
+
 /* PMI on this CPU: the running thread owns the interrupting counters. */
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 {
@@ -1035,7 +1168,6 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 	struct task *to;
 	int code = POLL_IN, sig;
 
-	(void)tf;
 	if (!e)
 		return false;
 	/* Re-arm: the next overflow comes 'period' events after this one;
@@ -1050,6 +1182,7 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 	 */
 	if (!e->live && e->overflows * e->period + e->child_counts > e->base)
 		return true;
+	event_sample_write(e, t, tf);
 	if (e->limit && !--e->limit) {
 		code = POLL_HUP;
 		event_disable(e);

@@ -27,6 +27,7 @@ struct perf_event {
 	u64 id;				/* PERF_EVENT_IOC_ID, PERF_FORMAT_ID */
 	u64 period;			/* sample_period: interrupts when set */
 	u64 read_format;
+	u64 sample_type;		/* PERF_SAMPLE_*: the ring's records */
 	bool enabled;			/* its own state (IOC_ENABLE) */
 	bool live;			/* counting now: enabled, leader too */
 	bool inherit;
@@ -55,7 +56,8 @@ struct perf_event {
 s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 			u64 a5);
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf);
-s64 perf_event_mmap(struct perf_event *e, u64 len, u64 off, u64 prot);
+s64 perf_event_mmap(struct perf_event *e, u64 len, u64 prot, u64 flags,
+		    u64 off);
 /* A tick of t while t->perf_waiting: the counters change hands. */
 void perf_event_rotate(struct task *t);
 /* t exits: its events keep what they counted. */

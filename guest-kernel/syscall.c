@@ -65,7 +65,7 @@ static __attribute__((noinline)) s64 sys_mmap_fd(u64 addr, u64 len, u64 prot,
 	struct file *f = fd_file(current_task()->proc->fdt, fd);
 
 	if (f && f->ino->kind == VN_PERF)
-		return perf_event_mmap(f->ino->perf, len, off, prot);
+		return perf_event_mmap(f->ino->perf, len, prot, flags, off);
 	return mmap_file(addr, len, prot, flags, fd, off);
 }
 

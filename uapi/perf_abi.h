@@ -124,13 +124,43 @@ struct pv_perf_mmap_page {
 	uint32_t time_mult;
 	uint64_t time_offset;
 	uint64_t time_zero;
-	uint32_t size;
+	uint32_t size;		/* of the header: up to reserved */
+	uint32_t reserved_1;
+	uint64_t time_cycles;
+	uint64_t time_mask;
+	uint8_t reserved[116 * 8];
+	/* The sample ring, the pages after this one */
+	uint64_t data_head;	/* bytes written (the kernel) */
+	uint64_t data_tail;	/* bytes consumed (the reader writes it) */
+	uint64_t data_offset;	/* where the ring starts in the mapping */
+	uint64_t data_size;
 };
 
 _Static_assert(__builtin_offsetof(struct pv_perf_mmap_page, capabilities) ==
 	       40, "perf mmap page");
 _Static_assert(__builtin_offsetof(struct pv_perf_mmap_page, size) == 72,
 	       "perf mmap page");
+_Static_assert(__builtin_offsetof(struct pv_perf_mmap_page, data_head) ==
+	       1024, "perf mmap page");
+
+/* attr.sample_type bits whose fields the guest kernel writes in a
+ * PERF_RECORD_SAMPLE, in Linux's order: identifier, ip, pid and tid,
+ * time, id, stream id, cpu, period. */
+#define PV_PERF_SAMPLE_IP		(1ull << 0)
+#define PV_PERF_SAMPLE_TID		(1ull << 1)
+#define PV_PERF_SAMPLE_TIME		(1ull << 2)
+#define PV_PERF_SAMPLE_ID		(1ull << 6)
+#define PV_PERF_SAMPLE_CPU		(1ull << 7)
+#define PV_PERF_SAMPLE_PERIOD		(1ull << 8)
+#define PV_PERF_SAMPLE_STREAM_ID	(1ull << 9)
+#define PV_PERF_SAMPLE_IDENTIFIER	(1ull << 16)
+#define PV_PERF_SAMPLE_WRITTEN		(PV_PERF_SAMPLE_IP | \
+	PV_PERF_SAMPLE_TID | PV_PERF_SAMPLE_TIME | PV_PERF_SAMPLE_ID | \
+	PV_PERF_SAMPLE_CPU | PV_PERF_SAMPLE_PERIOD | \
+	PV_PERF_SAMPLE_STREAM_ID | PV_PERF_SAMPLE_IDENTIFIER)
+#define PV_PERF_RECORD_SAMPLE		9
+#define PV_PERF_RECORD_MISC_KERNEL	1
+#define PV_PERF_RECORD_MISC_USER	2
 
 /* attr.flags for counting user and/or kernel mode. */
 static inline uint64_t pv_perf_attr_exclude(bool user, bool kernel)

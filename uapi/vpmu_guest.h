@@ -243,11 +243,35 @@ static inline struct pv_vpmu_masks
 pv_vpmu_thread_masks(const volatile struct pv_vpmu_thread_page *t)
 {
 	struct pv_vpmu_masks m = { 0, 0 };
+	uint64_t on, fixed, sel;
+	bool counts, intr;
 
-	for (unsigned int i = 0; t && i < PV_VPMU_NR_COUNTERS; i++) {
-		if (pv_vpmu_thread_counter_interrupts(t, i))
+	if (!t)
+		return m;
+	/*
+	 * What pv_vpmu_thread_counter_enabled() and _interrupts() say of
+	 * each counter, reading each register once: the guest kernel runs
+	 * this at every configuration change, every instruction emulated
+	 * on kvm_pvm (190 of them with the per-counter reads).
+	 */
+	on = t->global_ctrl;
+	fixed = t->fixed_ctrl;
+	for (unsigned int i = 0; on && i < PV_VPMU_NR_COUNTERS; i++) {
+		if (!(on & pv_vpmu_global_bit(i)))
+			continue;
+		if (i < PV_VPMU_NR_GP) {
+			sel = t->evtsel[i];
+			counts = (sel & PV_EVTSEL_EN) &&
+				 (sel & (PV_EVTSEL_USR | PV_EVTSEL_OS));
+			intr = sel & PV_EVTSEL_INT;
+		} else {
+			sel = PV_FIXED_CTRL_FIELD(fixed, i - PV_VPMU_NR_GP);
+			counts = sel & (PV_FIXED_CTRL_USR | PV_FIXED_CTRL_OS);
+			intr = sel & PV_FIXED_CTRL_PMI;
+		}
+		if (counts && intr)
 			m.intr |= 1u << i;
-		else if (pv_vpmu_thread_counter_enabled(t, i))
+		else if (counts)
 			m.count |= 1u << i;
 	}
 	return m;

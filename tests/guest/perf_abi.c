@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,6 +90,15 @@ static uint64_t read1(int fd)
 	return v[0];
 }
 
+/* CPUID vendor AuthenticAMD: a guest under QEMU's SVM. */
+static bool cpu_is_amd(void)
+{
+	uint32_t a = 0, b, c = 0, d;
+
+	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	return b == 0x68747541;
+}
+
 /* CPUID.0AH:EBX: the architectural events the virtual PMU lacks. */
 static uint32_t arch_unavailable(void)
 {
@@ -96,6 +106,71 @@ static uint32_t arch_unavailable(void)
 
 	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
 	return b;
+}
+
+static int open_on(uint32_t type, uint64_t config, int pid, int cpu)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	attr_init(&a, type, config);
+	fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, 0);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? 0 : errno;
+}
+
+/*
+ * Other targets than the calling thread, in Linux's order of checks: the
+ * pid (ESRCH), the CPU (EINVAL), the event (ENOENT), then the right to
+ * count the target, which this kernel does not give for another thread or
+ * a CPU (EACCES; perf_event.c says why); the thread itself on a CPU is
+ * itself on one vCPU, not offered on more (EOPNOTSUPP).
+ */
+static void attach_test(void)
+{
+	int ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN), e, status;
+	uint32_t sw = PERF_TYPE_SOFTWARE;
+	uint64_t tc = PERF_COUNT_SW_TASK_CLOCK;
+	pid_t child;
+
+	CHECK(ncpus >= 1, "sysconf: %d CPUs", ncpus);
+	e = open_on(sw, tc, -1, 0);
+	CHECK(e == EACCES, "pid -1 cpu 0 (a CPU's events): errno %d", e);
+	e = open_on(99, 0, -1, 0);
+	CHECK(e == ENOENT, "pid -1 cpu 0, type 99: errno %d", e);
+	e = open_on(sw, tc, -1, ncpus);
+	CHECK(e == EINVAL, "pid -1 cpu %d (no such CPU): errno %d", ncpus, e);
+	e = open_on(sw, tc, 0, ncpus);
+	CHECK(e == EINVAL, "pid 0 cpu %d (no such CPU): errno %d", ncpus, e);
+	e = open_on(sw, tc, 0, -2);
+	CHECK(e == EINVAL, "pid 0 cpu -2: errno %d", e);
+	e = open_on(sw, tc, 12345, ncpus);
+	CHECK(e == ESRCH, "no such pid before no such CPU: errno %d", e);
+	e = open_on(sw, tc, 0, 0);
+	CHECK(e == (ncpus == 1 ? 0 : EOPNOTSUPP),
+	      "own thread on cpu 0 of %d: errno %d", ncpus, e);
+	e = open_on(sw, tc, (int)syscall(SYS_gettid), ncpus - 1);
+	CHECK(e == (ncpus == 1 ? 0 : EOPNOTSUPP),
+	      "own tid on cpu %d: errno %d", ncpus - 1, e);
+	child = fork();
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	CHECK(child > 0, "fork: errno %d", errno);
+	if (child <= 0)
+		return;
+	e = open_on(sw, tc, child, -1);
+	CHECK(e == EACCES, "another process: errno %d", e);
+	e = open_on(sw, tc, child, 0);
+	CHECK(e == EACCES, "another process on cpu 0: errno %d", e);
+	e = open_on(99, 0, child, -1);
+	CHECK(e == ENOENT, "another process, type 99: errno %d", e);
+	kill(child, SIGKILL);
+	CHECK(waitpid(child, &status, 0) == child, "waitpid: errno %d", errno);
+	e = open_on(sw, tc, child, -1);
+	CHECK(e == ESRCH, "a reaped child: errno %d", e);
 }
 
 static void types_test(bool step)
@@ -132,7 +207,20 @@ static void types_test(bool step)
 	expect_open(PERF_TYPE_RAW, 0x00c0, na & 2 ? ENOENT : 0, "raw c0");
 	expect_open(PERF_TYPE_RAW, 0x003c, na & 1 ? ENOENT : 0, "raw 3c");
 	expect_open(PERF_TYPE_RAW, 0x1234, ENOENT, "raw unknown");
-	expect_open(PERF_TYPE_RAW, 0x10000c0 | (1 << 23), EINVAL, "raw inv");
+	/* edge, invert, counter mask, in_tx: events no source counts (libpfm4's
+	 * e=, i=, c=, intx=), as absent as an unknown code; AnyThread on a
+	 * version-2 PMU is EINVAL; the bits Linux sets itself are ignored */
+	expect_open(PERF_TYPE_RAW, 0x10000c0 | (1 << 23), ENOENT, "raw c=1:i=1");
+	expect_open(PERF_TYPE_RAW, 0x10000c0, ENOENT, "raw c=1");
+	expect_open(PERF_TYPE_RAW, 0x10400c0, ENOENT, "raw e=1:c=1");
+	expect_open(PERF_TYPE_RAW, 0x100003c, ENOENT, "raw cycles c=1");
+	expect_open(PERF_TYPE_RAW, 0x18001c2, ENOENT, "raw unknown c=1:i=1");
+	expect_open(PERF_TYPE_RAW, 0x1000000c0ull, ENOENT, "raw intx");
+	expect_open(PERF_TYPE_RAW, 0x2000000c0ull, ENOENT, "raw intxcp");
+	expect_open(PERF_TYPE_RAW, 0x2000c0, cpu_is_amd() ? (na & 2 ? ENOENT : 0)
+		    : EINVAL, "raw AnyThread (Intel), bit 21 ignored (AMD)");
+	expect_open(PERF_TYPE_RAW, 0x53003c | 1ull << 19, na & 1 ? ENOENT : 0,
+		    "raw 3c with USR OS INT EN PC");
 	/* software */
 	for (int c = 0; c <= PERF_COUNT_SW_DUMMY; c++)
 		expect_open(PERF_TYPE_SOFTWARE, c, 0, "software");
@@ -160,6 +248,7 @@ static void types_test(bool step)
 	      errno == ESRCH, "no such pid");
 	CHECK(syscall(SYS_perf_event_open, &a, -1, -1, -1, 0) == -1 &&
 	      errno == EINVAL, "pid -1 cpu -1");
+	attach_test();
 }
 
 /* task-clock grows with CPU time; context switches with a sleep. */
@@ -547,6 +636,154 @@ static void mmap_test(void)
 	close(fd);
 }
 
+/*
+ * The records of a sampling event's ring, as PAPI reads them (the IP of
+ * the last one, data_head less 8, for its overflow handler and its
+ * profiles): PERF_RECORD_SAMPLE with what sample_type asks, in Linux's
+ * order, here IP, TID and PERIOD, an address in this program in user
+ * mode.  Cycles with a short period, in a ring mapped read-only.
+ */
+extern const char __executable_start[], etext[];	/* GNU ld's */
+
+static void sample_test(void)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pc;
+	struct perf_event_header *h;
+	const uint64_t *f;
+	uint64_t head = 0;
+	volatile char *ring;
+	int fd;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.sample_period = 1000000;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "sampling cycles: errno %d", errno);
+	if (fd < 0)
+		return;
+	pc = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(pc != MAP_FAILED, "mmap of the ring: errno %d", errno);
+	if (pc == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	CHECK(pc->data_offset == 4096 && pc->data_size == 2 * 4096,
+	      "data_offset %llu data_size %llu",
+	      (unsigned long long)pc->data_offset,
+	      (unsigned long long)pc->data_size);
+	/* 10^6 cycles: well under a millisecond; give it up to 10^4 */
+	for (int i = 0; i < 10000 && !head; i++) {
+		spin(100000);
+		head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	}
+	CHECK(head >= 32 && head % 32 == 0, "data_head %llu: no sample, or "
+	      "not 32-byte records", (unsigned long long)head);
+	if (head >= 32) {
+		ring = (volatile char *)pc + 4096;
+		h = (struct perf_event_header *)(ring + ((head - 32) & 8191));
+		f = (const uint64_t *)(h + 1);
+		CHECK(h->type == PERF_RECORD_SAMPLE && h->size == 32 &&
+		      h->misc == PERF_RECORD_MISC_USER,
+		      "record type %u misc %u size %u", h->type, h->misc,
+		      h->size);
+		CHECK(f[0] >= (uint64_t)(uintptr_t)__executable_start &&
+		      f[0] < (uint64_t)(uintptr_t)etext,
+		      "ip %#llx outside the text, %p-%p",
+		      (unsigned long long)f[0], (void *)__executable_start,
+		      (void *)etext);
+		CHECK((uint32_t)f[1] == (uint32_t)getpid() &&
+		      (uint32_t)(f[1] >> 32) == (uint32_t)syscall(SYS_gettid),
+		      "pid/tid %#llx", (unsigned long long)f[1]);
+		CHECK(f[2] == 1000000, "period %llu", (unsigned long long)f[2]);
+	}
+	munmap(pc, 3 * 4096);
+	close(fd);
+}
+
+/*
+ * PAPI unmaps the ring before it closes the event.  Whatever the program
+ * maps at that address meanwhile is its own: close() must leave it, and
+ * overflows must not write samples into it.
+ */
+static void unmapped_test(void)
+{
+	struct perf_event_attr a;
+	volatile uint64_t *mine;
+	void *ring;
+	int fd;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.sample_period = 100000;
+	a.sample_type = PERF_SAMPLE_IP;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "sampling cycles: errno %d", errno);
+	if (fd < 0)
+		return;
+	ring = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED, "mmap of the ring: errno %d", errno);
+	if (ring == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	CHECK(munmap(ring, 3 * 4096) == 0, "munmap: errno %d", errno);
+	mine = mmap(ring, 3 * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	CHECK(mine == ring, "anonymous memory at the ring's address: errno %d",
+	      errno);
+	if (mine != ring) {
+		close(fd);
+		return;
+	}
+	mine[0] = 1;
+	mine[512] = 2;
+	spin(20000000);		/* overflows, with the ring gone */
+	close(fd);
+	CHECK(mine[0] == 1 && mine[512] == 2 && mine[1024] == 0,
+	      "the program's memory changed: %llu %llu %llu",
+	      (unsigned long long)mine[0], (unsigned long long)mine[512],
+	      (unsigned long long)mine[1024]);
+	mine[1024] = 3;		/* still mapped, writable */
+	munmap((void *)mine, 3 * 4096);
+}
+
+/*
+ * PAPI's sampling buffer as PAPI maps it, read and write: the reader
+ * writes data_tail, in the first page, after each overflow's samples.
+ * Cycles, which both sources count.  A private mapping is EINVAL.
+ */
+static void mmap_write_test(void)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pc;
+	uint64_t buf[3];
+	int fd;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.sample_period = 100000000;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "cycles with a period: errno %d", errno);
+	if (fd < 0)
+		return;
+	pc = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(pc != MAP_FAILED, "mmap read-write of 3 pages: errno %d", errno);
+	if (pc != MAP_FAILED) {
+		pc->data_tail = pc->data_head;
+		CHECK(pc->data_tail == pc->data_head, "data_tail not written");
+		((volatile char *)pc)[2 * 4096] = 1;	/* a data page */
+		CHECK(read(fd, buf, sizeof(buf)) >= 8, "read after the writes");
+		CHECK(!(pc->lock & 1), "lock odd after a read");
+		munmap(pc, 3 * 4096);
+	}
+	close(fd);
+	fd = perf_open(&a, -1);
+	CHECK(mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) ==
+	      MAP_FAILED && errno == EINVAL, "private mmap: errno %d", errno);
+	close(fd);
+	unmapped_test();
+	sample_test();
+}
+
 static void *child_spin(void *arg)
 {
 	(void)arg;
@@ -586,6 +823,7 @@ int main(int argc, char **argv)
 
 	types_test(step);
 	software_test();
+	mmap_write_test();
 	if (step) {
 		counting_test();
 		group_test();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * libvpmu inside the guest: the PAPI zero test and overflow test
- * equivalents, per-thread direct reads, and the read-cost benchmark.
+ * libvpmu inside the guest: PAPI's zero test and overflow test on its
+ * direct reads and overflow signals, per-thread direct reads, and the
+ * read-cost benchmark.
  *   vpmu_test zero | overflow T | threads | readcost | pending [T [ROUNDS]] |
  *             perfctr | ...
  * Exactness assumes the step source (vmm run --source step).
@@ -19,7 +20,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "papi.h"
 #include "libvpmu.h"
 
 /* Exactly 2 * k + 2 instructions (mov, then dec/jnz k times, one extra). */
@@ -35,35 +35,34 @@ static void spin(long k)
  * instructions are real ones the thread executed: take the least of a few
  * trials, which has none.
  */
-static long long measure(int es, long k)
+static long long measure(const struct vpmu_event *e, long k)
 {
 	long long a, b, best = -1;
 
 	for (int i = 0; i < 9; i++) {
-		PAPI_read(es, &a);
+		a = (long long)vpmu_read(e);
 		spin(k);
-		PAPI_read(es, &b);
+		b = (long long)vpmu_read(e);
 		if (best < 0 || b - a < best)
 			best = b - a;
 	}
 	return best;
 }
 
+/* PAPI's zero test on direct reads: 4000 more iterations, exactly 8000
+ * more user instructions. */
 static int zero_test(void)
 {
-	int es = PAPI_NULL;
-	long long d1, d2, v;
+	struct vpmu_event e;
+	long long d1, d2;
 
-	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT ||
-	    PAPI_create_eventset(&es) != PAPI_OK ||
-	    PAPI_add_event(es, PAPI_TOT_INS) != PAPI_OK ||
-	    PAPI_start(es) != PAPI_OK) {
-		printf("zero: PAPI set-up failed\n");
+	if (vpmu_open(&e, "instructions:u")) {
+		printf("zero: vpmu_open failed\n");
 		return 1;
 	}
-	d1 = measure(es, 1000);
-	d2 = measure(es, 5000);
-	PAPI_stop(es, &v);
+	d1 = measure(&e, 1000);
+	d2 = measure(&e, 5000);
+	vpmu_close(&e);
 	printf("zero: %s (%lld and %lld instructions around 1000 and 5000 "
 	       "iterations)\n", d2 - d1 == 8000 ? "ok" : "WRONG", d1, d2);
 	return d2 - d1 != 8000;
@@ -131,30 +130,38 @@ static int perfctr_test(void)
 static volatile long overflows, wrong_thread;
 static pid_t owner;
 
-static void on_overflow(int es, void *ip, long long vec, void *ctx)
+static void on_overflow(int sig, siginfo_t *si, void *uc)
 {
-	(void)es, (void)ip, (void)vec, (void)ctx;
+	(void)sig, (void)si, (void)uc;
 	overflows++;
 	if (syscall(SYS_gettid) != owner)
 		wrong_thread++;
 }
 
+/* PAPI's overflow test: user instructions with period t, the signal to
+ * this thread (F_SETOWN_EX), one per period crossed, none lost. */
 static int overflow_test(int t)
 {
-	int es = PAPI_NULL;
+	struct sigaction sa = { .sa_sigaction = on_overflow,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+	struct f_owner_ex own;
+	struct vpmu_event e;
 	long long count;
 
 	owner = syscall(SYS_gettid);
-	PAPI_library_init(PAPI_VER_CURRENT);
-	if (PAPI_create_eventset(&es) != PAPI_OK ||
-	    PAPI_add_event(es, PAPI_TOT_INS) != PAPI_OK ||
-	    PAPI_overflow(es, PAPI_TOT_INS, t, 0, on_overflow) != PAPI_OK ||
-	    PAPI_start(es) != PAPI_OK) {
-		printf("overflow: PAPI set-up failed\n");
+	own.type = F_OWNER_TID;
+	own.pid = owner;
+	sigaction(SIGRTMIN + 3, &sa, NULL);
+	if (vpmu_open_raw(&e, 0x00c0, true, false, t) ||
+	    fcntl(e.fd, F_SETOWN_EX, &own) ||
+	    fcntl(e.fd, F_SETSIG, SIGRTMIN + 3) ||
+	    fcntl(e.fd, F_SETFL, O_ASYNC)) {
+		printf("overflow: set-up failed\n");
 		return 1;
 	}
 	spin(3000);
-	PAPI_stop(es, &count);
+	count = (long long)vpmu_read(&e);
+	vpmu_close(&e);
 	/* Zero skid: one overflow per threshold crossed, none lost. */
 	printf("overflow: %s (threshold %d, %lld instructions, %ld overflows, "
 	       "%ld in another thread)\n",
