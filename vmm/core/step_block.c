@@ -106,6 +106,9 @@ void step_blocks_stats(struct step_blocks *b, struct step_blocks_stats *out)
 {
 	pthread_mutex_lock(&b->lock);
 	*out = b->st;
+	out->cache_bytes = 0;
+	for (int i = 0; i < b->ncache; i++)
+		out->cache_bytes += step_cache_bytes(b->cache[i]);
 	pthread_mutex_unlock(&b->lock);
 }
 

@@ -95,6 +95,13 @@ void step_cache_destroy(struct step_cache *sc)
 	free(sc);
 }
 
+size_t step_cache_bytes(const struct step_cache *sc)
+{
+	return sizeof(*sc) + sc->tcap * sizeof(*sc->t) +
+	       sc->poscap * sizeof(*sc->pos) + sc->excap * sizeof(*sc->ex) +
+	       sc->nhash * sizeof(*sc->hash);
+}
+
 bool step_cache_owns(const struct step_cache *sc, uint64_t va)
 {
 	return sc && va - sc->va < sc->size;

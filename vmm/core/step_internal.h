@@ -65,6 +65,8 @@ int block_arm(struct blk_ctx *c, uint64_t rip);
 struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,
 				     uint32_t size);
 void step_cache_destroy(struct step_cache *sc);
+/* Host memory for its tables (the copies are in guest RAM). */
+size_t step_cache_bytes(const struct step_cache *sc);
 /* Whether va is in the cache's window (its code, not the program's). */
 bool step_cache_owns(const struct step_cache *sc, uint64_t va);
 /*
