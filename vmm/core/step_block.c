@@ -186,7 +186,7 @@ static bool gpa_patched(const struct step_blocks *b, uint64_t gpa)
 /* Up to len bytes of user code at va as the program has them (our int3s
  * undone); fewer where a page is not readable. */
 size_t code_read(const struct blk_ctx *c, uint64_t va, uint8_t *buf,
-			size_t len)
+		 size_t len)
 {
 	size_t done = 0;
 
@@ -226,7 +226,7 @@ bool branch_direct(const struct x86_insn *in, enum x86_branch br)
  * instructions without reaching its end or stop.
  */
 int block_scan(const struct blk_ctx *c, uint64_t va, uint64_t stop,
-		      struct block *b)
+	       struct block *b)
 {
 	uint8_t buf[X86_MAX_INSN_LEN];
 	struct x86_insn_class ic;
@@ -364,8 +364,8 @@ static int user_push(const struct blk_ctx *c, struct bp_frame *f,
  * the CPU would have faulted; nothing then has changed.
  */
 int branch_emulate(const struct blk_ctx *c, struct kvm_regs *r,
-			  const struct kvm_sregs *s, struct bp_frame *f,
-			  const struct block *b, uint64_t *fault)
+		   const struct kvm_sregs *s, struct bp_frame *f,
+		   const struct block *b, uint64_t *fault)
 {
 	const struct x86_insn *in = &b->insn;
 	uint64_t next = b->end + in->len, rel = next + (uint64_t)in->imm;
@@ -423,7 +423,7 @@ static bool counting(const struct pv_vpmu_vcpu_page *vp)
 }
 
 void count_add(struct pv_vpmu_vcpu_page *vp, uint64_t insns,
-		      uint64_t branches)
+	       uint64_t branches)
 {
 	vp->step.count[PV_STEP_USER_INSNS] += insns;
 	if (vp->step.enable & 2)
@@ -444,12 +444,6 @@ static bool count_run(struct blk_ctx *c, uint64_t from, uint64_t to,
 	return false;
 }
 
-/*
- * End the block at rip with an int3.  Returns 0 when user code may run
- * untraced from rip, 1 when it must be single-stepped: its branch is not
- * one we emulate or not in the initramfs (or in a page the program may
- * write), or the counter's overflow point falls inside it.
- */
 bool code_fixed(const struct blk_ctx *c, uint64_t va, uint64_t *gpa)
 {
 	uint64_t wgpa;
@@ -459,6 +453,12 @@ bool code_fixed(const struct blk_ctx *c, uint64_t va, uint64_t *gpa)
 	       gva_to_gpa(c->vm, c->cr3, va, GVA_WRITE, &wgpa);
 }
 
+/*
+ * End the block at rip with an int3.  Returns 0 when user code may run
+ * untraced from rip, 1 when it must be single-stepped: its branch is not
+ * one we emulate or not in the initramfs (or in a page the program may
+ * write), or the counter's overflow point falls inside it.
+ */
 int block_arm(struct blk_ctx *c, uint64_t rip)
 {
 	struct step_blocks *bl = c->b;
@@ -493,6 +493,14 @@ int block_arm(struct blk_ctx *c, uint64_t rip)
 stepped:
 	bl->st.arms_stepped++;
 	return 1;
+}
+
+void block_arm_frame(struct blk_ctx *c, struct bp_frame *f)
+{
+	if (block_arm(c, f->rip))
+		f->rflags |= RFLAGS_TF;
+	else
+		f->rflags &= ~RFLAGS_TF;
 }
 
 static bool ctx_init(struct vcpu *v, struct blk_ctx *c)
@@ -606,12 +614,10 @@ static int bp_handle(struct vcpu *v, struct blk_ctx *c, struct bp_frame *f)
 		return 0;
 	count_add(c->vp, run.ninsns + 1, run.nbranches + 1);
 	c->vp->step.rip = f->rip;
-	if ((c->vp->step.enable & PV_STEP_BLOCKS) && step_cache_enter(c, f))
-		return 0;
-	if (!(c->vp->step.enable & PV_STEP_BLOCKS) || block_arm(c, f->rip))
+	if (!(c->vp->step.enable & PV_STEP_BLOCKS))
 		f->rflags |= RFLAGS_TF;
-	else
-		f->rflags &= ~RFLAGS_TF;
+	else if (!step_cache_enter(c, f))
+		block_arm_frame(c, f);
 	return 0;
 }
 

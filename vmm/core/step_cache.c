@@ -6,8 +6,9 @@
  * loop is a trap per iteration.  So the VMM copies each block it meets
  * into its vCPU's window of a 2 MiB page that the guest kernel maps at
  * PV_STEP_CACHE_VA in every process (mm_map_step_cache()):
- *   - a prologue first adds the block's instruction and branch counts to
- *     counters at the start of the window;
+ *   - a prologue first checks the block's instruction and branch counts
+ *     against their limits and adds them to counters at the start of the
+ *     window;
  *   - the block's own instructions follow, RIP-relative operands and the
  *     direct calls' return addresses fixed to mean what they meant;
  *   - its jcc or loop leads, through an int3 until the target has a copy
@@ -20,9 +21,10 @@
  * program's own code.  So no thread is ever in a copy while the guest
  * kernel runs: the kernel, signal frames and samples see only the
  * program's addresses, and a window can be emptied at any trap of its
- * vCPU.  While a count has an overflow point (sampling, overflow
- * signals), nothing runs from the cache: blocks there are single-stepped
- * where the point falls, which only the int3 path does.
+ * vCPU.  A count's overflow point (sampling, overflow signals) is a limit
+ * the prologue checks: a block that would pass it leaves by an int3 and
+ * runs by int3s and single steps, which put the overflow at its exact
+ * instruction.
  *
  * A copy is keyed by the block's address and the guest-physical page its
  * code is in (initramfs pages, never rewritten): processes that map the
@@ -350,12 +352,12 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 	c->st->cache_traps++;
 	c->vp->step.traps++;
 	if (ex.kind == CX_LIMIT) {
-		c->st->cache_limits++;
 		/* The block would pass an overflow point: run it from the
 		 * program's code, by int3s and single steps, with the
 		 * registers the prologue borrowed given back. */
 		uint64_t *h = cache_hdr(c, sc);
 
+		c->st->cache_limits++;
 		if (h) {
 			f->rax = h[HDR_RAX];
 			r->rcx = h[HDR_RCX];
@@ -364,10 +366,7 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 		cache_fold(c, sc, 0, 0);
 		f->rip = sc->t[k].va;
 		c->vp->step.rip = f->rip;
-		if (block_arm(c, f->rip))
-			f->rflags |= RFLAGS_TF;
-		else
-			f->rflags &= ~RFLAGS_TF;
+		block_arm_frame(c, f);
 		return 0;
 	}
 	if (ex.kind == CX_EMULATE) {
@@ -388,14 +387,10 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 	cache_fold(c, sc, 0, 0);
 	f->rip = target;
 	c->vp->step.rip = target;
-	if (step_cache_enter(c, f)) {
-		if (ex.patch && sc->gen == gen)
-			exit_link(c, sc, ex.patch, (uint32_t)(f->rip - sc->va));
-	} else if (block_arm(c, target)) {
-		f->rflags |= RFLAGS_TF;
-	} else {
-		f->rflags &= ~RFLAGS_TF;
-	}
+	if (!step_cache_enter(c, f))
+		block_arm_frame(c, f);
+	else if (ex.patch && sc->gen == gen)
+		exit_link(c, sc, ex.patch, (uint32_t)(f->rip - sc->va));
 	return 0;
 }
 

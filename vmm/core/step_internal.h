@@ -60,6 +60,9 @@ void count_add(struct pv_vpmu_vcpu_page *vp, uint64_t insns,
 	       uint64_t branches);
 /* End the block at rip with an int3: 0, or 1 to single-step it. */
 int block_arm(struct blk_ctx *c, uint64_t rip);
+/* The same for user code resuming at f->rip: TF set where it must be
+ * single-stepped, clear where it runs to the int3. */
+void block_arm_frame(struct blk_ctx *c, struct bp_frame *f);
 
 /* step_cache.c: a code cache per vCPU, in the window given at boot. */
 struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,

@@ -124,8 +124,10 @@ static void emit_exit(struct emit *e, uint32_t patch, uint64_t target,
 {
 	uint32_t at = e->at + e->len;
 
-	emit_pos(e, emulate ? b->end : target, b->ninsns - emulate,
-		 b->nbranches - emulate, false);
+	/* An emulated branch's int3 stands where the branch would: its
+	 * place was emitted already (emit_end()). */
+	if (!emulate)
+		emit_pos(e, target, b->ninsns, b->nbranches, false);
 	e->ex[e->nex++] = (struct cexit){ at, patch, target,
 					  emulate ? CX_EMULATE : CX_JUMP };
 	if (patch) {
@@ -197,7 +199,6 @@ static int emit_end(struct emit *e, const struct block *b)
 	case X86_BR_RET:
 	case X86_BR_JMP_IND:
 	case X86_BR_CALL_IND:
-		e->npos--;		/* the int3 stands for the branch */
 		emit_exit(e, 0, 0, true, b);
 		return 0;
 	default:
