@@ -527,13 +527,6 @@ int64_t step_block_arm(struct vcpu *v, uint64_t rip)
 	return ret;
 }
 
-/* The kernel's frame at a guest-physical address, whole in RAM. */
-static struct pv_step_frame *step_frame_map(struct vcpu *v, uint64_t gpa)
-{
-	return gpa ? vm_gpa_to_hva(v->vm, gpa, sizeof(struct pv_step_frame))
-		   : NULL;
-}
-
 static int64_t step_block_account(struct vcpu *v, uint64_t from, uint64_t to,
 				  uint64_t frame)
 {
@@ -548,7 +541,8 @@ static int64_t step_block_account(struct vcpu *v, uint64_t from, uint64_t to,
 	pthread_mutex_lock(&c.b->lock);
 	c.b->st.accounts++;
 	if (step_cache_owns(c.cache, to)) {
-		tf = step_frame_map(v, frame);
+		/* The kernel's frame, whole in guest RAM. */
+		tf = frame ? vm_gpa_to_hva(v->vm, frame, sizeof(*tf)) : NULL;
 		n = tf && (tf->cs & 3) == 3 ? step_cache_leave(&c, tf, to)
 					    : -EINVAL;
 		pthread_mutex_unlock(&c.b->lock);
