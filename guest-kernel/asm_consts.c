@@ -8,6 +8,7 @@
  */
 #include "hypercall.h"
 #include "kernel.h"
+#include "vpmu.h"
 
 #define CONST(name, value) \
 	__asm__ volatile(".ascii \"->" #name " %c0\"" : : "i"(value))
@@ -19,4 +20,5 @@ void asm_consts(void)
 	CONST(EFAULT, EFAULT);
 	CONST(PV_HC_MEMCPY, PV_HC_MEMCPY);
 	CONST(PV_HC_PORT, PV_HC_PORT);
+	CONST(PV_STEP_BLOCKS, PV_STEP_BLOCKS);
 }

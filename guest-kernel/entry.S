@@ -7,6 +7,7 @@
  * register save.
  */
 #include "asm_offsets.h"
+#include "asm_consts.h"
 
 #define KSTACK_SIZE	16384
 #define VEC_SYSCALL	0x100
@@ -117,7 +118,7 @@ debug_entry:
 	mov	VP_STEP_RIP(%rcx), %rdx		/* the instruction that retired */
 	cmp	24(%rsp), %rdx			/* unchanged RIP: C decides */
 	je	8f
-	testb	$2, VP_STEP_ENABLE(%rcx)
+	testb	$(2 | PV_STEP_BLOCKS), VP_STEP_ENABLE(%rcx)
 	jz	2f
 	/* Branch? Look the retired instruction up in the cache. */
 	push	%rbx
@@ -128,6 +129,14 @@ debug_entry:
 	cmp	TASK_ICACHE(%rbx), %rdx
 	jne	7f
 	testb	$ICACHE_BRANCH, TASK_ICACHE+8(%rbx)
+	jz	1f
+	/* Counting by blocks, a branch starts the next block: the C path
+	 * hands it to the VMM (kpmu_user_return()), which runs it from the
+	 * code cache or to an int3, instead of stepping on to the next
+	 * kernel entry. */
+	testb	$PV_STEP_BLOCKS, VP_STEP_ENABLE(%rcx)
+	jnz	7f
+	testb	$2, VP_STEP_ENABLE(%rcx)
 	jz	1f
 	mov	VP_STEP_COUNT_BRANCHES(%rcx), %rdx
 	inc	%rdx

@@ -226,10 +226,13 @@ enum pv_vpmu_hypercall {
 	 */
 	PV_HC_PMU_POLL = 34,
 	/*
-	 * (rip): the step source counts by blocks (PV_STEP_BLOCKS) and user
-	 * code resumes at rip: end its basic block with an int3.  -> 0 to
-	 * run it untraced, 1 to single-step it (a block the VMM cannot end
-	 * with a trap, or an overflow point inside it).
+	 * (rip, frame): the step source counts by blocks (PV_STEP_BLOCKS)
+	 * and user code resumes at rip: end its basic block with an int3.
+	 * -> 0 to run it untraced, 1 to single-step it (a block the VMM
+	 * cannot end with a trap, or an overflow point inside it).  frame:
+	 * 0, or the guest-physical address of the return's saved registers
+	 * (struct pv_step_frame), whose rip the VMM may then move into its
+	 * code cache (-> 0), as PV_HC_STEP_ACCOUNT moves it back.
 	 */
 	PV_HC_STEP_ARM = 35,
 	/*

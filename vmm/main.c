@@ -176,6 +176,9 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 			vmm_error(NULL, "out of memory");
 			goto out;
 		}
+		for (int i = 0; i < lay.nro; i++)
+			step_blocks_add_code(vm.blocks, lay.ro_phys[i],
+					     lay.ro_len[i]);
 		pmu_set_step_blocks(vm.pmu, true);
 	}
 	cpio_writer_free(&initrd);

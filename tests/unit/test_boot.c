@@ -26,8 +26,9 @@ static void cfg_init(struct vmm_config *cfg)
 static void test_params_fields(void **state)
 {
 	struct pv_boot_params *bp = malloc(sizeof(*bp));
-	struct boot_layout lay = { 0xffffffff80200000ull, 0x300000, 0x400000,
-				   0x5000 };
+	struct boot_layout lay = { .entry = 0xffffffff80200000ull,
+				   .kernel_end = 0x300000,
+				   .initrd_phys = 0x400000, .initrd_size = 0x5000 };
 	struct vmm_config cfg;
 	char err[128];
 
@@ -57,7 +58,9 @@ static void test_params_fields(void **state)
 static void test_params_errors(void **state)
 {
 	struct pv_boot_params *bp = malloc(sizeof(*bp));
-	struct boot_layout lay = { 0, 0x300000, 0x400000, 60 << 20 };
+	struct boot_layout lay = { .kernel_end = 0x300000,
+				   .initrd_phys = 0x400000,
+				   .initrd_size = 60 << 20 };
 	static char big[PV_BOOT_ARGS_SIZE];
 	char *argv[2] = { "p", big };
 	struct vmm_config cfg;

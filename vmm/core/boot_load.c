@@ -173,6 +173,9 @@ int boot_load(uint8_t *mem, uint64_t mem_size, const struct vmm_config *cfg,
 		return -1;
 	}
 	lay->entry = ki.entry;
+	memcpy(lay->ro_phys, ki.ro_phys, sizeof(lay->ro_phys));
+	memcpy(lay->ro_len, ki.ro_len, sizeof(lay->ro_len));
+	lay->nro = ki.nro;
 	lay->kernel_end = align_up(ki.phys_end, PV_PAGE_SIZE);
 	lay->initrd_phys = align_up(lay->kernel_end, PV_HUGE_SIZE);
 	lay->initrd_size = initrd_len;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "elf_check.h"
 
 struct pv_boot_params;
 
@@ -16,6 +17,9 @@ struct boot_layout {
 	uint64_t kernel_end;		/* physical */
 	uint64_t initrd_phys;
 	uint64_t initrd_size;
+	/* the kernel's read-only segments (elf_kernel_info) */
+	uint64_t ro_phys[ELF_KERNEL_RO_MAX], ro_len[ELF_KERNEL_RO_MAX];
+	int nro;
 };
 
 /*

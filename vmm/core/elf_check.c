@@ -192,6 +192,10 @@ int elf_load_kernel(const void *buf, size_t len, uint8_t *mem,
 		memset(mem + pa + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
 		if (pa + ph.p_memsz > info->phys_end)
 			info->phys_end = pa + ph.p_memsz;
+		if (!(ph.p_flags & PF_W) && info->nro < ELF_KERNEL_RO_MAX) {
+			info->ro_phys[info->nro] = pa;
+			info->ro_len[info->nro++] = ph.p_memsz;
+		}
 		if ((ph.p_flags & PF_X) && eh.e_entry >= ph.p_vaddr &&
 		    eh.e_entry < ph.p_vaddr + ph.p_memsz)
 			entry_ok = true;

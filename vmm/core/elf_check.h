@@ -11,9 +11,15 @@
  */
 int elf_check_program(const void *buf, size_t len, char *err, size_t errlen);
 
+#define ELF_KERNEL_RO_MAX	4
+
 struct elf_kernel_info {
 	uint64_t entry;			/* virtual entry point */
 	uint64_t phys_end;		/* end of the highest loaded byte */
+	/* Physical spans of the read-only segments (text, rodata): code
+	 * that never changes, the vDSO's included. */
+	uint64_t ro_phys[ELF_KERNEL_RO_MAX], ro_len[ELF_KERNEL_RO_MAX];
+	int nro;
 };
 
 int elf_load_kernel(const void *buf, size_t len, uint8_t *mem,

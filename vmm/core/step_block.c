@@ -45,7 +45,9 @@ struct patch_frame {
 
 struct step_blocks {
 	pthread_mutex_t lock;		/* the table and guest code bytes */
-	uint64_t code_lo, code_hi;
+	/* guest-physical spans of code that never changes */
+	uint64_t code_lo[STEP_CODE_SPANS], code_hi[STEP_CODE_SPANS];
+	int ncode;
 	struct step_cache **cache;	/* a code cache per vCPU, or NULL */
 	int ncache;
 	struct patch_frame **slot;	/* open addressing on gfn */
@@ -83,9 +85,26 @@ struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len,
 		return NULL;
 	}
 	pthread_mutex_init(&b->lock, NULL);
-	b->code_lo = code_gpa;
-	b->code_hi = code_gpa + code_len;
+	step_blocks_add_code(b, code_gpa, code_len);
 	return b;
+}
+
+int step_blocks_add_code(struct step_blocks *b, uint64_t gpa, uint64_t len)
+{
+	if (b->ncode == STEP_CODE_SPANS)
+		return -ENOSPC;
+	b->code_lo[b->ncode] = gpa;
+	b->code_hi[b->ncode++] = gpa + len;
+	return 0;
+}
+
+static bool code_span_has(const struct step_blocks *b, uint64_t lo,
+			  uint64_t hi)
+{
+	for (int i = 0; i < b->ncode; i++)
+		if (hi > b->code_lo[i] && lo < b->code_hi[i])
+			return true;
+	return false;
 }
 
 void step_blocks_destroy(struct step_blocks *b)
@@ -449,7 +468,7 @@ bool code_fixed(const struct blk_ctx *c, uint64_t va, uint64_t *gpa)
 	uint64_t wgpa;
 
 	return !gva_to_gpa(c->vm, c->cr3, va, GVA_READ, gpa) &&
-	       *gpa >= c->b->code_lo && *gpa < c->b->code_hi &&
+	       code_span_has(c->b, *gpa, *gpa + 1) &&
 	       gva_to_gpa(c->vm, c->cr3, va, GVA_WRITE, &wgpa);
 }
 
@@ -514,14 +533,33 @@ static bool ctx_init(struct vcpu *v, struct blk_ctx *c)
 	return c->b != NULL;
 }
 
-int64_t step_block_arm(struct vcpu *v, uint64_t rip)
+/*
+ * Where the kernel returns to user code at rip.  With the frame, the
+ * return goes straight into the code cache: no int3 trap at the end of
+ * the first block after every system call.
+ */
+int64_t step_block_arm(struct vcpu *v, uint64_t rip, uint64_t frame)
 {
+	struct pv_step_frame *tf;
 	struct blk_ctx c;
+	struct bp_frame f;
 	int ret;
 
 	if (!ctx_init(v, &c) || !counting(c.vp))
 		return 1;
+	tf = frame ? vm_gpa_to_hva(v->vm, frame, sizeof(*tf)) : NULL;
 	pthread_mutex_lock(&c.b->lock);
+	if (tf && tf->rip == rip && (tf->cs & 3) == 3) {
+		f = (struct bp_frame){ .rax = tf->rax, .rip = rip, .cs = tf->cs,
+				       .rflags = tf->rflags, .rsp = tf->rsp,
+				       .ss = tf->ss };
+		if (step_cache_enter(&c, &f)) {
+			tf->rip = f.rip;
+			tf->rflags = f.rflags;
+			pthread_mutex_unlock(&c.b->lock);
+			return 0;
+		}
+	}
 	ret = block_arm(&c, rip);
 	pthread_mutex_unlock(&c.b->lock);
 	return ret;
@@ -675,7 +713,7 @@ void step_blocks_clean_copy(struct step_blocks *b, uint8_t *dst,
 {
 	uint64_t end = src_gpa + len;
 
-	if (!b || end <= b->code_lo || src_gpa >= b->code_hi)
+	if (!b || !code_span_has(b, src_gpa, end))
 		return;
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t a = src_gpa & ~4095ull; a < end; a += 4096) {

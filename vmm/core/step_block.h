@@ -46,6 +46,10 @@ struct step_blocks_stats {
  */
 struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len,
 				       uint64_t cache_gpa, int ncpus);
+/* More code that never changes (the guest kernel's read-only segments,
+ * where the vDSO is): -ENOSPC past STEP_CODE_SPANS. */
+#define STEP_CODE_SPANS	8
+int step_blocks_add_code(struct step_blocks *b, uint64_t gpa, uint64_t len);
 void step_blocks_destroy(struct step_blocks *b);
 void step_blocks_stats(struct step_blocks *b, struct step_blocks_stats *out);
 
@@ -59,7 +63,7 @@ void step_blocks_stats(struct step_blocks *b, struct step_blocks_stats *out);
  */
 bool step_block_exit(struct vcpu *v);
 /* PV_HC_STEP_ARM (uapi/vpmu.h). */
-int64_t step_block_arm(struct vcpu *v, uint64_t rip);
+int64_t step_block_arm(struct vcpu *v, uint64_t rip, uint64_t frame);
 
 /*
  * The VMM copied len bytes from src_gpa to dst (PV_HC_COPY, PV_HC_MEMCPY):
