@@ -28,6 +28,14 @@ u64 pte_flags(u32 prot)
 	return f;
 }
 
+/* The last mm.code_gen handed out: unique across every mm of the boot. */
+static u64 code_gens;
+
+static void mm_code_changed(struct mm *mm)
+{
+	mm->code_gen = __atomic_add_fetch(&code_gens, 1, __ATOMIC_RELAXED);
+}
+
 struct mm *mm_create(void)
 {
 	struct mm *mm = kmalloc(sizeof(*mm));
@@ -42,6 +50,7 @@ struct mm *mm_create(void)
 	((u64 *)P2V(mm->pml4))[511] = kernel_pml4e;
 	mm->refs = 1;
 	mm->gap_hint = PV_USER_MMAP_BASE;
+	mm_code_changed(mm);
 	return mm;
 }
 
@@ -291,6 +300,7 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 {
 	u64 va = start;
 
+	mm_code_changed(mm);
 	while (va < end) {
 		u64 next = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
 		u64 *pde = mm_pde(mm, va);
@@ -1122,6 +1132,7 @@ s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 	int i;
 
 	mm_cache_drop(mm);
+	mm_code_changed(mm);
 	if ((old & (PAGE_SIZE - 1)) || (flags & ~1ull) || !new_len ||
 	    !old_len)
 		return -EINVAL;

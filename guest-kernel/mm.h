@@ -40,6 +40,10 @@ struct mm {
 	int refs;
 	int nvma;
 	u64 tlb_gen;			/* bumped at each shootdown (mm.c) */
+	/* Which code each address holds, as the step source's code cache
+	 * remembers it: new for each mm and at each unmap or move
+	 * (PV_HC_STEP_ARM). */
+	u64 code_gen;
 	u64 gap_hint;			/* no free page from the mmap base
 					 * up to here (mmap_find_gap) */
 	int gap_idx;			/* its vma_index(), when still so */

@@ -253,7 +253,8 @@ void kpmu_user_return(struct task *t, struct trapframe *tf)
 	}
 	vp->step.rip = tf->rip;
 	if ((vp->step.enable & PV_STEP_BLOCKS) &&
-	    hcall(PV_HC_STEP_ARM, tf->rip, V2P(tf), 0) == 0)
+	    hcall(PV_HC_STEP_ARM, tf->rip, V2P(tf),
+		  t->mm ? t->mm->code_gen : 0) == 0)
 		tf->rflags &= ~RFLAGS_TF;
 	else
 		tf->rflags |= RFLAGS_TF;

@@ -226,13 +226,16 @@ enum pv_vpmu_hypercall {
 	 */
 	PV_HC_PMU_POLL = 34,
 	/*
-	 * (rip, frame): the step source counts by blocks (PV_STEP_BLOCKS)
+	 * (rip, frame, code_gen): the step source counts by blocks (PV_STEP_BLOCKS)
 	 * and user code resumes at rip: end its basic block with an int3.
 	 * -> 0 to run it untraced, 1 to single-step it (a block the VMM
 	 * cannot end with a trap, or an overflow point inside it).  frame:
 	 * 0, or the guest-physical address of the return's saved registers
 	 * (struct pv_step_frame), whose rip the VMM may then move into its
 	 * code cache (-> 0), as PV_HC_STEP_ACCOUNT moves it back.
+	 * code_gen (third argument): a number that changes whenever the
+	 * code at some address of the process may (a new process, an
+	 * unmap, a move), for what the cache remembers by address alone.
 	 */
 	PV_HC_STEP_ARM = 35,
 	/*

@@ -538,7 +538,8 @@ static bool ctx_init(struct vcpu *v, struct blk_ctx *c)
  * return goes straight into the code cache: no int3 trap at the end of
  * the first block after every system call.
  */
-int64_t step_block_arm(struct vcpu *v, uint64_t rip, uint64_t frame)
+int64_t step_block_arm(struct vcpu *v, uint64_t rip, uint64_t frame,
+		       uint64_t code_gen)
 {
 	struct pv_step_frame *tf;
 	struct blk_ctx c;
@@ -549,6 +550,7 @@ int64_t step_block_arm(struct vcpu *v, uint64_t rip, uint64_t frame)
 		return 1;
 	tf = frame ? vm_gpa_to_hva(v->vm, frame, sizeof(*tf)) : NULL;
 	pthread_mutex_lock(&c.b->lock);
+	step_cache_code_gen(&c, code_gen);
 	if (tf && tf->rip == rip && (tf->cs & 3) == 3) {
 		f = (struct bp_frame){ .rax = tf->rax, .rip = rip, .cs = tf->cs,
 				       .rflags = tf->rflags, .rsp = tf->rsp,

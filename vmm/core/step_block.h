@@ -63,7 +63,8 @@ void step_blocks_stats(struct step_blocks *b, struct step_blocks_stats *out);
  */
 bool step_block_exit(struct vcpu *v);
 /* PV_HC_STEP_ARM (uapi/vpmu.h). */
-int64_t step_block_arm(struct vcpu *v, uint64_t rip, uint64_t frame);
+int64_t step_block_arm(struct vcpu *v, uint64_t rip, uint64_t frame,
+		       uint64_t code_gen);
 
 /*
  * The VMM copied len bytes from src_gpa to dst (PV_HC_COPY, PV_HC_MEMCPY):

@@ -63,6 +63,10 @@ struct step_cache {
 	uint32_t nex, excap;
 	int32_t *hash;		/* block address to t[], -1 empty */
 	uint32_t nhash;
+	bool rets_live;		/* the rets' table may hold a copy (or was
+				 * never written: guest RAM starts zeroed) */
+	uint64_t rets_code_gen;	/* the process's code it was filled for */
+	bool rets_ready;	/* written once at least */
 };
 
 struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,
@@ -82,7 +86,8 @@ struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,
 	sc->va = va;
 	sc->gpa = gpa;
 	sc->size = size;
-	sc->used = HDR;
+	sc->used = CODE0;
+	sc->rets_live = true;
 	return sc;
 }
 
@@ -109,13 +114,53 @@ bool step_cache_owns(const struct step_cache *sc, uint64_t va)
 	return sc && va - sc->va < sc->size;
 }
 
-static void cache_flush(struct step_cache *sc, struct step_blocks_stats *st)
+/* No ret finds a copy until the VMM has put one there. */
+static void rets_clear(const struct blk_ctx *c, struct step_cache *sc)
+{
+	uint64_t *keys = vm_gpa_to_hva(c->vm, sc->gpa + RET_KEYS,
+				       16 * RET_SLOTS);
+
+	if (!sc->rets_live || !keys)
+		return;
+	for (unsigned int i = 0; i < 2 * RET_SLOTS; i++)
+		keys[i] = RET_EMPTY;
+	sc->rets_live = false;
+}
+
+static void rets_put(const struct blk_ctx *c, struct step_cache *sc,
+		     uint64_t target, uint64_t copy)
+{
+	uint64_t *keys = vm_gpa_to_hva(c->vm, sc->gpa + RET_KEYS,
+				       16 * RET_SLOTS);
+	unsigned int i = target % RET_SLOTS;
+
+	if (!keys)
+		return;
+	/* The copy first: the key makes the slot live, and the guest reads
+	 * both only while this vCPU runs, which it does not now. */
+	keys[RET_SLOTS + i] = copy;
+	keys[i] = target;
+	sc->rets_live = true;
+}
+
+void step_cache_code_gen(struct blk_ctx *c, uint64_t code_gen)
+{
+	struct step_cache *sc = c->cache;
+
+	if (sc && sc->rets_code_gen != code_gen) {
+		rets_clear(c, sc);
+		sc->rets_code_gen = code_gen;
+	}
+}
+
+static void cache_flush(const struct blk_ctx *c, struct step_cache *sc)
 {
 	sc->nt = sc->npos = sc->nex = 0;
-	sc->used = HDR;
+	sc->used = CODE0;
+	rets_clear(c, sc);
 	sc->gen++;
 	memset(sc->hash, 0xff, sc->nhash * sizeof(*sc->hash));
-	st->cache_flushes++;
+	c->st->cache_flushes++;
 }
 
 static uint32_t hash_slot(const struct step_cache *sc, uint64_t va)
@@ -222,7 +267,7 @@ static int32_t cache_translate(struct blk_ctx *c, struct step_cache *sc,
 	    b.ninsns > TRANS_INSNS)
 		return -1;
 	if (sc->size - sc->used < TRANS_MAX)
-		cache_flush(sc, c->st);
+		cache_flush(c, sc);
 	memset(&e, 0, offsetof(struct emit, buf));
 	e.win = sc->va;
 	e.at = sc->used;
@@ -303,6 +348,10 @@ bool step_cache_enter(struct blk_ctx *c, struct bp_frame *f)
 	h[HDR_LIMIT_BRANCHES] = count_limit(c->vp, PV_STEP_USER_BRANCHES);
 	if (!h[HDR_LIMIT_INSNS] || !h[HDR_LIMIT_BRANCHES])
 		return false;
+	if (!sc->rets_ready) {
+		rets_clear(c, sc);
+		sc->rets_ready = !sc->rets_live;
+	}
 	k = cache_find(sc, f->rip, gpa);
 	if (k < 0)
 		k = cache_translate(c, sc, f->rip, gpa);
@@ -340,6 +389,7 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 	int32_t k = trans_at(sc, off);
 	const struct cexit *x = NULL;
 	uint64_t fault = 0, target, gen = sc->gen;
+	bool ret_fast = false;
 	struct cexit ex;
 
 	for (uint32_t i = 0; k >= 0 && i < sc->t[k].nexit; i++)
@@ -372,6 +422,7 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 	if (ex.kind == CX_EMULATE) {
 		struct block b = sc->t[k].b;
 
+		ret_fast = trans_ret_fast(&b);
 		if (branch_emulate(c, r, s, f, &b, &fault)) {
 			/* Not retired: the CPU faults at the branch. */
 			cache_fold(c, sc, 1, 1);
@@ -391,6 +442,8 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 		block_arm_frame(c, f);
 	else if (ex.patch && sc->gen == gen)
 		exit_link(c, sc, ex.patch, (uint32_t)(f->rip - sc->va));
+	else if (ret_fast)
+		rets_put(c, sc, target, f->rip);
 	return 0;
 }
 
@@ -441,6 +494,24 @@ int64_t step_cache_leave(struct blk_ctx *c, struct pv_step_frame *tf,
 		ni = p->ninsns;
 		nb = p->nbranches;
 		va = p->va;
+	}
+	if (p->ret_stub) {
+		/* In a ret's table lookup, after `done` of its instructions:
+		 * the ret has not retired; give back what it borrowed, and
+		 * the pop the last one (the jmp) follows. */
+		uint32_t done = 0;
+
+		for (uint32_t a = p->at; done < RET_NINSNS &&
+		     a + ret_len[done] <= off; a += ret_len[done])
+			done++;
+		if (done >= 1)
+			tf->rcx = h[HDR_RCX];
+		if (done >= 2)
+			tf->rdx = h[HDR_RDX];
+		if (done >= RET_SAVED)
+			tf->rax = h[HDR_RAX];
+		if (done == RET_NINSNS - 1)
+			tf->rsp -= 8;
 	}
 	cache_fold(c, sc, (int64_t)added_i - ni, (int64_t)added_b - nb);
 	tf->rip = va + (old - to);

@@ -77,6 +77,9 @@ bool step_cache_owns(const struct step_cache *sc, uint64_t va);
  * be (translated now if need be).  True when f->rip now points there.
  */
 bool step_cache_enter(struct blk_ctx *c, struct bp_frame *f);
+/* The process's code_gen at a return to user mode (PV_HC_STEP_ARM): what
+ * the cache remembers by address alone goes when it changes. */
+void step_cache_code_gen(struct blk_ctx *c, uint64_t code_gen);
 /*
  * The int3 at f->rip - 1, in the window: 0 done (f points on, into the
  * cache or to the program's code), 1 not one of the cache's (the

@@ -15,6 +15,12 @@ const uint8_t pro_len[PRO_NINSNS] = {
 	7, 7, 7,
 };
 
+const uint8_t ret_len[RET_NINSNS] = {
+	7, 7, 7, 4, 3, 8, 3, 5, 3, 2,
+	7, 7, 7, 1,
+	8, 7, 7, 7, 7, 5, 6,
+};
+
 static uint64_t emit_va(const struct emit *e)
 {
 	return e->win + e->at + e->len;
@@ -167,6 +173,57 @@ static int emit_insn(struct emit *e, const struct x86_insn *in,
 	return 0;
 }
 
+bool trans_ret_fast(const struct block *b)
+{
+	return b->br == X86_BR_RET && b->insn.map == 0 &&
+	       b->insn.opcode == 0xc3 && !b->insn.opsize;
+}
+
+/* mov disp32(,%rax,8),reg (modrm's reg field in r): a rets' table slot. */
+static void emit_table_load(struct emit *e, uint8_t r, uint32_t table)
+{
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8b, (uint8_t)(r | 0x04), 0xc5 },
+		   4);
+	emit_u32(e, table);
+}
+
+/* The ret at the block's end, by the rets' table (step_translate.h). */
+static int emit_ret_lookup(struct emit *e)
+{
+	uint32_t start = e->len;
+	uint64_t next;
+
+	e->pos[e->npos - 1].ret_stub = true;
+	emit_hdr_op(e, 0x89, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x89, RDX, HDR_RDX);
+	emit_hdr_op(e, 0x89, RAX, HDR_RAX);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4); /* mov (%rsp),%rcx */
+	emit_bytes(e, (uint8_t[]){ 0x0f, 0xb6, 0xc1 }, 3);	/* movzbl %cl,%eax */
+	emit_table_load(e, 0x10, (uint32_t)(e->win + RET_KEYS)); /* key: %rdx */
+	emit_bytes(e, (uint8_t[]){ 0x48, 0xf7, 0xd2 }, 3);	/* not %rdx */
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x54, 0x11, 0x01 }, 5);
+							/* lea 1(%rcx,%rdx),%rdx */
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x87, 0xd1 }, 3);	/* xchg %rdx,%rcx */
+	emit_bytes(e, (uint8_t[]){ 0xe3, 3 * 7 + 1 }, 2);	/* jrcxz: a hit */
+	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
+	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
+	e->ex[e->nex++] = (struct cexit){ .at = e->at + e->len,
+					  .kind = CX_EMULATE };
+	emit_bytes(e, (uint8_t[]){ INT3 }, 1);
+	emit_table_load(e, 0x08, (uint32_t)(e->win + RET_VALS)); /* %rcx */
+	emit_hdr_op(e, 0x89, RCX, HDR_JMP);
+	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
+	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x64, 0x24, 0x08 }, 5);
+							/* lea 8(%rsp),%rsp */
+	next = emit_va(e) + 6;
+	emit_bytes(e, (uint8_t[]){ 0xff, 0x25 }, 2);	/* jmp *HDR_JMP(%rip) */
+	emit_u32(e, (uint32_t)(e->win + 8 * HDR_JMP - next));
+	return e->len - start == RET_LEN ? 0 : -1;
+}
+
 /* The block's end: its branch, then the exits. */
 static int emit_end(struct emit *e, const struct block *b)
 {
@@ -197,6 +254,9 @@ static int emit_end(struct emit *e, const struct block *b)
 		emit_exit(e, pt, rel, false, b);
 		return 0;
 	case X86_BR_RET:
+		if (trans_ret_fast(b))
+			return emit_ret_lookup(e);
+		__attribute__((fallthrough));	/* ret imm16 */
 	case X86_BR_JMP_IND:
 	case X86_BR_CALL_IND:
 		emit_exit(e, 0, 0, true, b);

@@ -25,7 +25,22 @@
 #define HDR_RDX		6
 #define HDR_LIMIT_INSNS	7
 #define HDR_LIMIT_BRANCHES 8
+#define HDR_JMP		9	/* a ret's copy, for its indirect jmp */
 #define LIMIT_NONE	(1ull << 62)
+
+/*
+ * After the header, the rets' table: where a ret's target has a copy.
+ * 256 keys (program addresses) and their copies' addresses, indexed by
+ * the target's low byte; an empty key or copy is RET_EMPTY, which no ret
+ * reaches (not canonical: a jmp there faults at the jmp).  The VMM fills
+ * it at the rets it emulates and empties it when the process's code may
+ * have changed (PV_HC_STEP_ARM's code_gen) and with the window.
+ */
+#define RET_SLOTS	256
+#define RET_KEYS	HDR
+#define RET_VALS	(HDR + 8 * RET_SLOTS)
+#define CODE0		(HDR + 16 * RET_SLOTS)	/* the first copy */
+#define RET_EMPTY	0x8000000000000000ull
 #define TRANS_INSNS	256		/* longer blocks stay with the int3s */
 
 /*
@@ -46,7 +61,21 @@ enum {
 };
 extern const uint8_t pro_len[PRO_NINSNS];
 #define PRO_LEN		(21 + 2 * 40 + 42 + 21)
-#define TRANS_MAX	(PRO_LEN + 20 * TRANS_INSNS + 32)
+/*
+ * A plain ret (c3) looks its target up in the rets' table, flag-neutral
+ * as the prologue: rcx, rdx and rax saved, the target's key compared by
+ * not, lea and jrcxz; a hit pops and jumps to the copy, a miss gives the
+ * registers back and leaves by an int3 whose ret the VMM emulates.  Its
+ * instructions' lengths (the miss's int3 the 14th), so that an interrupt
+ * inside tells which registers to give back and whether rsp moved.
+ */
+enum {
+	RET_SAVED = 3,		/* rcx, rdx, rax saved after these */
+	RET_NINSNS = 21,	/* the last, the jmp, after the pop */
+};
+extern const uint8_t ret_len[RET_NINSNS];
+#define RET_LEN		118
+#define TRANS_MAX	(PRO_LEN + 20 * TRANS_INSNS + RET_LEN + 32)
 
 #define INT3		0xcc
 
@@ -57,6 +86,7 @@ struct cpos {
 	uint16_t nbranches;	/* ... and branches */
 	uint64_t va;		/* the program's instruction that is next */
 	bool prologue;		/* the counting prologue (va the block) */
+	bool ret_stub;		/* a ret's table lookup (va the ret) */
 };
 
 /* An int3 that leaves a copy. */
@@ -90,5 +120,7 @@ struct emit {
  */
 int trans_emit(struct blk_ctx *c, struct emit *e, uint64_t va,
 	       const struct block *b);
+/* Whether b ends in a ret that looks up the rets' table. */
+bool trans_ret_fast(const struct block *b);
 
 #endif

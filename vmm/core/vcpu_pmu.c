@@ -508,7 +508,7 @@ int64_t vcpu_pmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a,
 	case PV_HC_PMU_POLL:
 		return 0;
 	case PV_HC_STEP_ARM:
-		return step_block_arm(v, a, b);
+		return step_block_arm(v, a, b, c);
 	case PV_HC_STEP_ACCOUNT:
 		return v->pmu.step_account;	/* step_block_exit() counted */
 	default:
