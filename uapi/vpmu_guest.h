@@ -14,44 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "seqcount.h"
 #include "vpmu.h"
-
-/* ---- Sequence counts (seqlock), the protocol of both shared pages ---- */
-
-/* Wait for an even count: odd means a writer is in the middle. */
-static inline uint32_t pv_seq_read_begin(const volatile uint32_t *seq)
-{
-	uint32_t s;
-
-	while ((s = *seq) & 1)
-		__builtin_ia32_pause();
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return s;
-}
-
-/* True when a writer ran since pv_seq_read_begin() returned s. */
-static inline bool pv_seq_read_retry(const volatile uint32_t *seq, uint32_t s)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return *seq != s;
-}
-
-/*
- * Writers are never concurrent on one page: a plain increment is enough
- * (one instruction; the guest kernel emulates every one), and the fences
- * order it against the data stores.
- */
-static inline void pv_seq_write_begin(uint32_t *seq)
-{
-	(*seq)++;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static inline void pv_seq_write_end(uint32_t *seq)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	(*seq)++;
-}
 
 /* ---- Phys(t), Phys*(t) and the logical count ---- */
 
