@@ -115,28 +115,19 @@ pv_vpmu_log(const volatile struct pv_vpmu_thread_counter *t, uint64_t phys_star)
 }
 
 /*
- * One attempt at a lock-free read of thread page tp's counter idx on
- * vCPU page vp (the page of tp->smp_id, as read after pv_seq_read_begin()
- * of tp->seq returned ts).  False when a page changed meanwhile: retry
- * from tp->seq.  A vCPU page in mid-write is a retry too, not a wait on
- * that page: the thread may have moved to another vCPU meanwhile, and the
- * page it left may stay odd while its vCPU is stopped.
+ * A running thread's value of one counter, from Phys*: the one rule of
+ * every read (guest kernel, libvpmu, test model).  An interrupting
+ * counter is its own value, loaded with the thread: it starts near 2^48
+ * (2^48 - period) and counts up to its overflow, which the step-back rule
+ * would read as 0.  Every other counter is the a-mode log, step-back
+ * rule included; for one loaded with its thread (PV_SWITCH_LOADED), Sum
+ * and Start are 0, so a Phys* that stepped back past 0 reads 0.
  */
-static inline bool
-pv_vpmu_read_try(const volatile struct pv_vpmu_thread_page *tp, uint32_t ts,
-		 const volatile struct pv_vpmu_vcpu_page *vp, unsigned int idx,
-		 uint64_t tsc, uint64_t *val)
+static inline uint64_t
+pv_vpmu_running_value(const volatile struct pv_vpmu_thread_counter *t,
+		      uint64_t phys_star, bool intr)
 {
-	uint32_t vs = vp->seq;
-
-	if (vs & 1)
-		return false;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-
-	*val = pv_vpmu_log(&tp->ctr[idx],
-			   pv_vpmu_phys_star_unlocked(vp, idx, tsc));
-	return !pv_seq_read_retry(&vp->seq, vs) &&
-		!pv_seq_read_retry(&tp->seq, ts);
+	return intr ? phys_star : pv_vpmu_log(t, phys_star);
 }
 
 /* ---- Steal time ---- */
@@ -195,6 +186,32 @@ pv_vpmu_thread_counter_interrupts(const volatile struct pv_vpmu_thread_page *t,
 		return t->evtsel[idx] & PV_EVTSEL_INT;
 	return PV_FIXED_CTRL_FIELD(t->fixed_ctrl, idx - PV_VPMU_NR_GP) &
 		PV_FIXED_CTRL_PMI;
+}
+
+/*
+ * One attempt at a lock-free read of thread page tp's counter idx on
+ * vCPU page vp (the page of tp->smp_id, as read after pv_seq_read_begin()
+ * of tp->seq returned ts).  False when a page changed meanwhile: retry
+ * from tp->seq.  A vCPU page in mid-write is a retry too, not a wait on
+ * that page: the thread may have moved to another vCPU meanwhile, and the
+ * page it left may stay odd while its vCPU is stopped.
+ */
+static inline bool
+pv_vpmu_read_try(const volatile struct pv_vpmu_thread_page *tp, uint32_t ts,
+		 const volatile struct pv_vpmu_vcpu_page *vp, unsigned int idx,
+		 uint64_t tsc, uint64_t *val)
+{
+	uint32_t vs = vp->seq;
+
+	if (vs & 1)
+		return false;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+
+	*val = pv_vpmu_running_value(&tp->ctr[idx],
+				     pv_vpmu_phys_star_unlocked(vp, idx, tsc),
+				     pv_vpmu_thread_counter_interrupts(tp, idx));
+	return !pv_seq_read_retry(&vp->seq, vs) &&
+		!pv_seq_read_retry(&tp->seq, ts);
 }
 
 /* Which counters a thread counts (a-mode) and which interrupt (i-mode). */

@@ -284,6 +284,46 @@ static void test_guest_read_step_back(void **state)
 	free(t);
 }
 
+/*
+ * Reads of a counter loaded with its thread take the one rule of
+ * pv_vpmu_running_value(), the guest kernel's and libvpmu's: an
+ * interrupting counter near 2^48 (2^48 - period, counting up to its
+ * overflow) is read whole, while a loaded counting counter whose Phys*
+ * stepped back past 0 (steal dropped) reads 0, not 2^48 less a little.
+ */
+static void test_guest_read_loaded_step_back(void **state)
+{
+	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
+	struct pv_vpmu_thread_page *t = fx_thread_alloc();
+	const uint64_t near_wrap = PV_VPMU_MASK + 1 - 100;
+
+	(void)state;
+	vp->ctr[0].flags = PV_VPMU_CTR_ENABLED | PV_VPMU_CTR_RUNNING;
+	vp->ctr[0].read = PV_VPMU_READ_TSC;
+	/* Loaded: Sum_vcpu is the thread's value, Sum/Start_thread 0. */
+	vp->ctr[0].sum = near_wrap;
+	vp->ctr[0].start = 5000;
+	thread_config(t, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT, 1);
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5040), near_wrap + 40);
+	/* The same value of a counter that does not interrupt: stepped
+	 * back past 0, no events. */
+	thread_config(t, PV_EVENT_CYCLES, EVT_ALL, 1);
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5040), 0);
+	vp->ctr[0].sum = 300;
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5040), 340);
+	/* The rule itself, as the guest kernel calls it. */
+	assert_int_equal(pv_vpmu_running_value(&t->ctr[0], near_wrap, true),
+			 near_wrap);
+	assert_int_equal(pv_vpmu_running_value(&t->ctr[0], near_wrap, false),
+			 0);
+	t->ctr[0].sum = 70;
+	t->ctr[0].start = 1100;
+	assert_int_equal(pv_vpmu_running_value(&t->ctr[0], 1200, false), 170);
+	assert_int_equal(pv_vpmu_running_value(&t->ctr[0], 1050, false), 70);
+	free(vp);
+	free(t);
+}
+
 static void test_event_names(void **state)
 {
 	uint16_t ev;
@@ -311,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_switch_fast_test_never_skips_an_exit),
 		cmocka_unit_test(test_switch_step_steal),
 		cmocka_unit_test(test_guest_read_step_back),
+		cmocka_unit_test(test_guest_read_loaded_step_back),
 		cmocka_unit_test(test_event_names),
 	};
 
