@@ -145,7 +145,7 @@ unsigned int pmu_guest_switch_exits(const struct pv_vpmu_vcpu_page *vp,
  * own decision, pv_vpmu_switch_step() of uapi/vpmu_guest.h.
  */
 enum pv_switch_step
-pmu_guest_switch_step(const struct pv_vpmu_vcpu_page *vp,
+pmu_guest_switch_step(struct pv_vpmu_vcpu_page *vp,
 		      const struct pv_vpmu_thread_page *out,
 		      const struct pv_vpmu_thread_page *in,
 		      const struct pv_steal_record *steal);

@@ -312,21 +312,36 @@ enum pv_switch_step {
 };
 
 /*
+ * Count the switch in the vCPU's guest-side state (struct
+ * pv_vpmu_guest_cpu) and say whether the rule's period asks for an exit
+ * at it: every Nth switch of the vCPU, N = PV_SWITCH_PERIOD_OF(rule).
+ */
+static inline bool pv_vpmu_switch_count(struct pv_vpmu_vcpu_page *vp)
+{
+	uint32_t period = PV_SWITCH_PERIOD_OF(vp->switch_rule);
+	uint64_t n = ++vp->guest.switches;
+
+	return period && n % period == 0;
+}
+
+/*
  * The switch point's decision, the one the guest kernel (pmu_switch.h)
- * and the test model (pmu/guest_model.c) both take: the short test, then
- * the whole rule; without an exit, under a folding rule, one exit first
- * if KVM's steal record (`steal`, NULL when there is none) shows steal
- * the VMM has not dropped, which belongs to the outgoing thread's time
- * only if it is dropped before the fold.  Only after the host preempted
- * this vCPU.
+ * and the test model (pmu/guest_model.c) both take: the switch counted
+ * and its period, the short test, then the whole rule; without an exit,
+ * under a folding rule, one exit first if KVM's steal record (`steal`,
+ * NULL when there is none) shows steal the VMM has not dropped, which
+ * belongs to the outgoing thread's time only if it is dropped before the
+ * fold.  Only after the host preempted this vCPU.
  */
 static inline enum pv_switch_step
-pv_vpmu_switch_step(const struct pv_vpmu_vcpu_page *vp,
+pv_vpmu_switch_step(struct pv_vpmu_vcpu_page *vp,
 		    struct pv_vpmu_masks om,
 		    const struct pv_vpmu_thread_page *in,
 		    struct pv_vpmu_masks im,
 		    const volatile struct pv_steal_record *steal)
 {
+	if (pv_vpmu_switch_count(vp))
+		return PV_SWITCH_STEP_SWITCH;
 	if (!pv_vpmu_switch_stays_local(vp, om.intr | im.intr, in) &&
 	    pv_vpmu_switch_exits(vp, om, in, im))
 		return PV_SWITCH_STEP_SWITCH;

@@ -14,7 +14,8 @@ static void test_lookup_by_name_and_id(void **state)
 		{ "offset", PV_VPMU_POLICY_OFFSET },
 		{ "saverestore", PV_VPMU_POLICY_SAVERESTORE },
 		{ "raw", PV_VPMU_POLICY_RAW },
-		{ "wallclock", 16 },	/* the example of docs/policies.md */
+		{ "wallclock", 16 },	/* the examples of docs/policies.md */
+		{ "sampled", 17 },
 	};
 
 	(void)state;
@@ -46,10 +47,16 @@ static void test_create_rejects_policy_without_rule(void **state)
 	bad.switch_rule = 0;
 	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
 	assert_null(pmu);
-	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | (1u << 20);
+	/* Bits 8-23 are the period; bit 24 is no flag, nor bit 6. */
+	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | (1u << 24);
 	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
 	assert_string_equal(err, "policy has no valid guest switch rule");
+	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | (1u << 6);
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
 	bad.switch_rule = PMU_SWITCH_RULE_OFFSET;
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), 0);
+	pmu_destroy(pmu);
+	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | PV_SWITCH_PERIOD(65535);
 	assert_int_equal(pmu_create(&cfg, &pmu, &err), 0);
 	pmu_destroy(pmu);
 }
