@@ -62,6 +62,11 @@ const struct pmu_policy_ops *pmu_policy_lookup(const char *name);
 const struct pmu_policy_ops *pmu_policy_lookup_id(uint32_t id);
 /* i-th registered policy, NULL past the end. */
 const struct pmu_policy_ops *pmu_policy_at(size_t i);
+/*
+ * A switch rule in words ("exit-imode fold period=8"): its flags but
+ * PV_SWITCH_VALID, then its period.  -1 if it does not fit in len.
+ */
+int pmu_switch_rule_format(uint32_t rule, char *buf, size_t len);
 
 /* ---- Helpers for policies ---- */
 

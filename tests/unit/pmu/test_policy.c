@@ -83,6 +83,32 @@ static void test_table_is_consistent(void **state)
 	assert_true(n >= 4);
 }
 
+/* The rule in the words `vmm --list-policies` gives the test scripts. */
+static void test_switch_rule_words(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(pmu_switch_rule_format(PMU_SWITCH_RULE_OFFSET, buf,
+						sizeof(buf)), 0);
+	assert_string_equal(buf, "exit-imode exit-config-active fold");
+	assert_int_equal(pmu_switch_rule_format(
+		pmu_policy_lookup("saverestore")->switch_rule, buf,
+		sizeof(buf)), 0);
+	assert_string_equal(buf, "exit-active loaded");
+	assert_int_equal(pmu_switch_rule_format(PV_SWITCH_VALID |
+		PV_SWITCH_EXIT_CONFIG | PV_SWITCH_PERIOD(300), buf,
+		sizeof(buf)), 0);
+	assert_string_equal(buf, "exit-config period=300");
+	assert_int_equal(pmu_switch_rule_format(PV_SWITCH_VALID, buf,
+						sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	/* Cut short: an error, and still a string. */
+	assert_int_equal(pmu_switch_rule_format(PMU_SWITCH_RULE_OFFSET, buf,
+						12), -1);
+	assert_int_equal(strlen(buf), 11);
+}
+
 static void test_create_rejects_unknown_names(void **state)
 {
 	struct pmu_config cfg = { .nr_vcpus = 1, .source = "fake" };
@@ -353,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_lookup_by_name_and_id),
 		cmocka_unit_test(test_table_is_consistent),
 		cmocka_unit_test(test_create_rejects_unknown_names),
+		cmocka_unit_test(test_switch_rule_words),
 		cmocka_unit_test(test_create_rejects_policy_without_rule),
 		cmocka_unit_test(test_switch_costs),
 		cmocka_unit_test(test_switch_fast_test_never_skips_an_exit),
