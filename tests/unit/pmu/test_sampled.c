@@ -12,6 +12,16 @@
 
 #define PERIOD	8
 
+/* Threads A and B, one configuration: cycles on PMC0, config id 1. */
+static void threads_alloc(struct pv_vpmu_thread_page **a,
+			  struct pv_vpmu_thread_page **b)
+{
+	*a = fx_thread_alloc();
+	*b = fx_thread_alloc();
+	thread_config(*a, PV_EVENT_CYCLES, EVT_ALL, 1);
+	thread_config(*b, PV_EVENT_CYCLES, EVT_ALL, 1);
+}
+
 /*
  * Threads A and B of one configuration take turns on one vCPU for 100
  * events each, over 64 switches: A first resumes at 150 (its own
@@ -21,13 +31,11 @@
 static void test_sampled_exits_every_nth_switch(void **state)
 {
 	struct fx *f = fx_new("fake", "sampled", true);
-	struct pv_vpmu_thread_page *a = fx_thread_alloc();
-	struct pv_vpmu_thread_page *b = fx_thread_alloc();
+	struct pv_vpmu_thread_page *a, *b;
 	struct pmu_vcpu_stats st;
 
 	(void)state;
-	thread_config(a, PV_EVENT_CYCLES, EVT_ALL, 1);
-	thread_config(b, PV_EVENT_CYCLES, EVT_ALL, 1);
+	threads_alloc(&a, &b);
 	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0, a->evtsel[0]);
 	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 1);
 	pmu_vcpu_enter(f->v);
@@ -65,13 +73,11 @@ static void test_sampled_exits_every_nth_switch(void **state)
 static void test_switch_period_rule(void **state)
 {
 	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
-	struct pv_vpmu_thread_page *a = fx_thread_alloc();
-	struct pv_vpmu_thread_page *b = fx_thread_alloc();
+	struct pv_vpmu_thread_page *a, *b;
 	enum pv_switch_step step;
 
 	(void)state;
-	thread_config(a, PV_EVENT_CYCLES, EVT_ALL, 1);
-	thread_config(b, PV_EVENT_CYCLES, EVT_ALL, 1);
+	threads_alloc(&a, &b);
 	vp->config_id = 1;
 	for (uint32_t n = 0; n <= 5; n++) {
 		vp->switch_rule = PMU_SWITCH_RULE_OFFSET | PV_SWITCH_PERIOD(n);
