@@ -41,9 +41,11 @@ struct pmu_policy_ops {
 	/*
 	 * The guest half: the rule the guest kernel applies at a thread switch
 	 * (exit or not, fold offsets or not), PV_SWITCH_* of uapi/vpmu.h with
-	 * PV_SWITCH_VALID set.  The VMM publishes it in every vCPU page; the
-	 * guest evaluates it with pv_vpmu_switch_exits() and
-	 * pv_vpmu_switch_local() (uapi/vpmu_guest.h), as does the test model
+	 * PV_SWITCH_VALID set, and optionally PV_SWITCH_PERIOD(n): exit at
+	 * every nth switch the guest counts in the vCPU page's guest area.
+	 * The VMM publishes it in every vCPU page; the guest evaluates it
+	 * with pv_vpmu_switch_step() and pv_vpmu_switch_local()
+	 * (uapi/vpmu_guest.h), as does the test model
 	 * (pmu_guest_thread_switch()).  Required.
 	 */
 	uint32_t switch_rule;
