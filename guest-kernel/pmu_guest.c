@@ -2,8 +2,9 @@
 /*
  * Guest side of the virtual PMU.  The layouts are in uapi/vpmu.h, the
  * arithmetic and the policy's switch rule in uapi/vpmu_guest.h (compiled
- * by the VMM's test model too); nothing here depends on the policy.  Budget: every instruction here runs emulated, so per-thread
- * masks are precomputed and the switch path touches only live counters.
+ * by the VMM's test model too); nothing here depends on the policy.
+ * Budget: every instruction here runs emulated, so per-thread masks are
+ * precomputed and the switch path touches only live counters.
  */
 #include "kernel.h"
 #include "mm.h"
