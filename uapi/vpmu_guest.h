@@ -318,10 +318,13 @@ enum pv_switch_step {
  */
 static inline bool pv_vpmu_switch_count(struct pv_vpmu_vcpu_page *vp)
 {
-	uint32_t period = PV_SWITCH_PERIOD_OF(vp->switch_rule);
-	uint64_t n = ++vp->guest.switches;
+	uint32_t rule = vp->switch_rule;
 
-	return period && n % period == 0;
+	vp->guest.switches++;
+	/* Emulated at every switch: without a period, an add and a test. */
+	if (!(rule & PV_SWITCH_PERIOD_MASK))
+		return false;
+	return vp->guest.switches % PV_SWITCH_PERIOD_OF(rule) == 0;
 }
 
 /*
