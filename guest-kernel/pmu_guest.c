@@ -2,8 +2,9 @@
 /*
  * Guest side of the virtual PMU.  The layouts are in uapi/vpmu.h, the
  * arithmetic and the policy's switch rule in uapi/vpmu_guest.h (compiled
- * by the VMM's test model too); nothing here depends on the policy.  Budget: every instruction here runs emulated, so per-thread
- * masks are precomputed and the switch path touches only live counters.
+ * by the VMM's test model too); nothing here depends on the policy.
+ * Budget: every instruction here runs emulated, so per-thread masks are
+ * precomputed and the switch path touches only live counters.
  */
 #include "kernel.h"
 #include "mm.h"
@@ -175,17 +176,15 @@ static u64 task_count(struct task *t, int i)
 {
 	struct pv_vpmu_thread_page *tp = t->tpage;
 	const struct pv_vpmu_vcpu_page *vp = t->cpu ? t->cpu->vpage : NULL;
-	bool loaded = pv_vpmu_counter_loaded(vp, task_pmu_masks(t), i);
+	struct pv_vpmu_masks m = task_pmu_masks(t);
 
-	/* A loaded counter is the thread's value itself.  It sits near
-	 * 2^48 when it interrupts, so it must not pass through the
-	 * step-back rule of pv_vpmu_delta(), which would read it as 0. */
-	if (t->state == TASK_RUNNING && vp && loaded)
-		return pv_vpmu_phys_star(vp, i, PV_VPMU_TSC_NOW);
+	/* libvpmu's rule: an interrupting counter whole, others stepped back. */
 	if (t->state == TASK_RUNNING && vp)
-		return pv_vpmu_log(&tp->ctr[i],
-				   pv_vpmu_phys_star(vp, i, PV_VPMU_TSC_NOW));
-	return loaded ? tp->ctr[i].saved : tp->ctr[i].sum;
+		return pv_vpmu_running_value(&tp->ctr[i],
+					     pv_vpmu_phys_star(vp, i, PV_VPMU_TSC_NOW),
+					     m.intr & (1u << i));
+	return pv_vpmu_counter_loaded(vp, m, i) ? tp->ctr[i].saved :
+		tp->ctr[i].sum;
 }
 
 u64 kpmu_task_count(struct task *t, int idx)

@@ -29,7 +29,7 @@ static __always_inline void kpmu_switch_inline(struct task *prev,
 					       struct task *next,
 					       struct cpu *c)
 {
-	const struct pv_vpmu_vcpu_page *vp = c->vpage;
+	struct pv_vpmu_vcpu_page *vp = c->vpage;
 	struct pv_vpmu_thread_page *op = prev->tpage, *ip = next->tpage;
 	struct pv_vpmu_masks om = task_pmu_masks(prev);
 	struct pv_vpmu_masks im = task_pmu_masks(next);

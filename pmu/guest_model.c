@@ -37,7 +37,7 @@ unsigned int pmu_guest_switch_exits(const struct pv_vpmu_vcpu_page *vp,
 }
 
 enum pv_switch_step
-pmu_guest_switch_step(const struct pv_vpmu_vcpu_page *vp,
+pmu_guest_switch_step(struct pv_vpmu_vcpu_page *vp,
 		      const struct pv_vpmu_thread_page *out,
 		      const struct pv_vpmu_thread_page *in,
 		      const struct pv_steal_record *steal)

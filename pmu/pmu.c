@@ -268,4 +268,5 @@ void pmu_thread_write_end(struct pv_vpmu_thread_page *t)
 void pmu_vcpu_get_stats(const struct pmu_vcpu *v, struct pmu_vcpu_stats *s)
 {
 	*s = v->stats;
+	s->guest_switch_count = v->page ? v->page->guest.switches : 0;
 }

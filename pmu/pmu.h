@@ -222,6 +222,9 @@ struct pmu_vcpu_stats {
 	uint64_t msr_traps;	/* pmu_msr_read/write() calls */
 	uint64_t switch_hcalls;	/* pmu_thread_switch() calls */
 	uint64_t guest_switches;	/* switches done by the guest model */
+	/* the guest's own count of its counted switches (the vCPU page's
+	 * guest.switches), which a switch rule's period divides */
+	uint64_t guest_switch_count;
 	uint64_t overflows;
 	uint64_t pmis;		/* PMIs requested */
 	uint64_t carried;	/* overflows moved to a switched-out thread */

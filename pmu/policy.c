@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The policy table: the one place a new policy is registered
- * (docs/policies.md).  Names and ids must be unique; a unit test checks.
+ * (docs/policies.md), and its rules in words.  Names and ids must be
+ * unique; a unit test checks.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -47,4 +49,36 @@ const struct pmu_policy_ops *pmu_policy_lookup_id(uint32_t id)
 			return policies[i];
 	}
 	return NULL;
+}
+
+/*
+ * The words of `vmm --list-policies`, one per flag and the period: what
+ * the test scripts read a policy's expected exits from, so that a new
+ * policy is tested with no list of names to edit.
+ */
+int pmu_switch_rule_format(uint32_t rule, char *buf, size_t len)
+{
+	static const struct {
+		uint32_t bit;
+		const char *word;
+	} flags[] = {
+		{ PV_SWITCH_EXIT_IMODE, "exit-imode" },
+		{ PV_SWITCH_EXIT_ACTIVE, "exit-active" },
+		{ PV_SWITCH_EXIT_CONFIG, "exit-config" },
+		{ PV_SWITCH_EXIT_CONFIG_ACTIVE, "exit-config-active" },
+		{ PV_SWITCH_FOLD, "fold" },
+		{ PV_SWITCH_LOADED, "loaded" },
+	};
+	size_t n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if ((rule & flags[i].bit) && n < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s",
+					      n ? " " : "", flags[i].word);
+	if (PV_SWITCH_PERIOD_OF(rule) && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%speriod=%u",
+				      n ? " " : "", PV_SWITCH_PERIOD_OF(rule));
+	return n < len ? 0 : -1;
 }

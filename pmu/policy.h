@@ -41,9 +41,11 @@ struct pmu_policy_ops {
 	/*
 	 * The guest half: the rule the guest kernel applies at a thread switch
 	 * (exit or not, fold offsets or not), PV_SWITCH_* of uapi/vpmu.h with
-	 * PV_SWITCH_VALID set.  The VMM publishes it in every vCPU page; the
-	 * guest evaluates it with pv_vpmu_switch_exits() and
-	 * pv_vpmu_switch_local() (uapi/vpmu_guest.h), as does the test model
+	 * PV_SWITCH_VALID set, and optionally PV_SWITCH_PERIOD(n): exit at
+	 * every nth switch the guest counts in the vCPU page's guest area.
+	 * The VMM publishes it in every vCPU page; the guest evaluates it
+	 * with pv_vpmu_switch_step() and pv_vpmu_switch_local()
+	 * (uapi/vpmu_guest.h), as does the test model
 	 * (pmu_guest_thread_switch()).  Required.
 	 */
 	uint32_t switch_rule;
@@ -62,6 +64,11 @@ const struct pmu_policy_ops *pmu_policy_lookup(const char *name);
 const struct pmu_policy_ops *pmu_policy_lookup_id(uint32_t id);
 /* i-th registered policy, NULL past the end. */
 const struct pmu_policy_ops *pmu_policy_at(size_t i);
+/*
+ * A switch rule in words ("exit-imode fold period=8"): its flags but
+ * PV_SWITCH_VALID, then its period.  -1 if it does not fit in len.
+ */
+int pmu_switch_rule_format(uint32_t rule, char *buf, size_t len);
 
 /* ---- Helpers for policies ---- */
 
@@ -145,7 +152,7 @@ unsigned int pmu_guest_switch_exits(const struct pv_vpmu_vcpu_page *vp,
  * own decision, pv_vpmu_switch_step() of uapi/vpmu_guest.h.
  */
 enum pv_switch_step
-pmu_guest_switch_step(const struct pv_vpmu_vcpu_page *vp,
+pmu_guest_switch_step(struct pv_vpmu_vcpu_page *vp,
 		      const struct pv_vpmu_thread_page *out,
 		      const struct pv_vpmu_thread_page *in,
 		      const struct pv_steal_record *steal);

@@ -21,10 +21,10 @@
 #define PV_VDSO_VA		(PV_VVAR_VA + 4096)
 
 /*
- * What the clocks need, written by the kernel at boot.  seq is even while
- * the fields are stable; a writer makes it odd, writes, makes it even
- * again.  Nothing changes them after boot today (no settimeofday), but a
- * reader that honours seq keeps working when something does.
+ * What the clocks need, written by the kernel at boot.  seq is the
+ * sequence count of uapi/seqcount.h, read there by the vDSO.  Nothing
+ * changes the fields after boot today (no settimeofday), but a reader that
+ * honours seq keeps working when something does.
  */
 struct pv_vvar {
 	uint32_t seq;

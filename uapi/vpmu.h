@@ -275,10 +275,23 @@ enum pv_vpmu_hypercall {
 				 PV_SWITCH_EXIT_CONFIG |			\
 				 PV_SWITCH_EXIT_CONFIG_ACTIVE | PV_SWITCH_FOLD |	\
 				 PV_SWITCH_LOADED | PV_SWITCH_VALID)
+/*
+ * A number, not a flag: with a period N (1 to 65535), a switch also exits
+ * when it makes the vCPU's count of switches (guest.switches) a multiple
+ * of N, whatever the flags say: the rule of a policy that wants the VMM
+ * at every Nth switch only (pmu/policies/sampled.c).  0: no period.
+ */
+#define PV_SWITCH_PERIOD_SHIFT	8
+#define PV_SWITCH_PERIOD_MASK	(0xffffu << PV_SWITCH_PERIOD_SHIFT)
+#define PV_SWITCH_PERIOD(n)	(((uint32_t)(n) << PV_SWITCH_PERIOD_SHIFT) & \
+				 PV_SWITCH_PERIOD_MASK)
+#define PV_SWITCH_PERIOD_OF(rule) \
+	(((rule) & PV_SWITCH_PERIOD_MASK) >> PV_SWITCH_PERIOD_SHIFT)
 
 static inline int pv_switch_rule_ok(uint32_t rule)
 {
-	return (rule & PV_SWITCH_VALID) && !(rule & ~PV_SWITCH_KNOWN);
+	return (rule & PV_SWITCH_VALID) &&
+		!(rule & ~(PV_SWITCH_KNOWN | PV_SWITCH_PERIOD_MASK));
 }
 
 /* ---- Per-vCPU page ---- */
@@ -380,6 +393,22 @@ struct pv_vpmu_step {
 
 #define PV_VPMU_CTR_SLOTS	8	/* 7 used; 8 keeps the array 256 bytes */
 #define PV_VPMU_STEP_OFFSET	2048
+#define PV_VPMU_GUEST_OFFSET	3072
+
+/*
+ * The guest-side state of policies, per vCPU: what the guest kernel's
+ * switch point (pv_vpmu_switch_step() of uapi/vpmu_guest.h) keeps for
+ * every policy without knowing which one runs.  The rule's period is
+ * evaluated on it; the VMM's hooks may read it (the vCPU is stopped in
+ * them).  Written by the guest alone, on its own cache line, outside the
+ * page's sequence count.
+ */
+struct pv_vpmu_guest_cpu {
+	/* guest: the vCPU's counted thread switches (either thread has a
+	 * thread page), this one included once the decision is taken */
+	uint64_t switches;
+	uint64_t reserved[7];	/* zero: room for later guest-side state */
+};
 
 /*
  * One per vCPU, registered with PV_HC_PMU_VCPU_PAGE.  The guest kernel maps
@@ -423,7 +452,9 @@ struct pv_vpmu_vcpu_page {
 	uint64_t step_cache_hdr;
 	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 80 - 32 * PV_VPMU_CTR_SLOTS];
 	struct pv_vpmu_step step;
-	uint8_t reserved2[4096 - PV_VPMU_STEP_OFFSET - 96];
+	uint8_t reserved2[PV_VPMU_GUEST_OFFSET - PV_VPMU_STEP_OFFSET - 96];
+	struct pv_vpmu_guest_cpu guest;
+	uint8_t reserved3[4096 - PV_VPMU_GUEST_OFFSET - 64];
 };
 
 _Static_assert(sizeof(struct pv_vpmu_counter) == 32, "vpmu counter size");
@@ -436,6 +467,9 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step) ==
 	       PV_VPMU_STEP_OFFSET, "vcpu page layout");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.count) ==
 	       PV_VPMU_STEP_OFFSET + 8, "vcpu page layout");
+_Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, guest) ==
+	       PV_VPMU_GUEST_OFFSET, "vcpu page layout");
+_Static_assert(sizeof(struct pv_vpmu_guest_cpu) == 64, "guest state size");
 _Static_assert(sizeof(struct pv_vpmu_vcpu_page) == 4096, "vcpu page size");
 
 /* ---- KVM steal time ---- */

@@ -14,44 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "seqcount.h"
 #include "vpmu.h"
-
-/* ---- Sequence counts (seqlock), the protocol of both shared pages ---- */
-
-/* Wait for an even count: odd means a writer is in the middle. */
-static inline uint32_t pv_seq_read_begin(const volatile uint32_t *seq)
-{
-	uint32_t s;
-
-	while ((s = *seq) & 1)
-		__builtin_ia32_pause();
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return s;
-}
-
-/* True when a writer ran since pv_seq_read_begin() returned s. */
-static inline bool pv_seq_read_retry(const volatile uint32_t *seq, uint32_t s)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return *seq != s;
-}
-
-/*
- * Writers are never concurrent on one page: a plain increment is enough
- * (one instruction; the guest kernel emulates every one), and the fences
- * order it against the data stores.
- */
-static inline void pv_seq_write_begin(uint32_t *seq)
-{
-	(*seq)++;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static inline void pv_seq_write_end(uint32_t *seq)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	(*seq)++;
-}
 
 /* ---- Phys(t), Phys*(t) and the logical count ---- */
 
@@ -151,28 +115,19 @@ pv_vpmu_log(const volatile struct pv_vpmu_thread_counter *t, uint64_t phys_star)
 }
 
 /*
- * One attempt at a lock-free read of thread page tp's counter idx on
- * vCPU page vp (the page of tp->smp_id, as read after pv_seq_read_begin()
- * of tp->seq returned ts).  False when a page changed meanwhile: retry
- * from tp->seq.  A vCPU page in mid-write is a retry too, not a wait on
- * that page: the thread may have moved to another vCPU meanwhile, and the
- * page it left may stay odd while its vCPU is stopped.
+ * A running thread's value of one counter, from Phys*: the one rule of
+ * every read (guest kernel, libvpmu, test model).  An interrupting
+ * counter is its own value, loaded with the thread: it starts near 2^48
+ * (2^48 - period) and counts up to its overflow, which the step-back rule
+ * would read as 0.  Every other counter is the a-mode log, step-back
+ * rule included; for one loaded with its thread (PV_SWITCH_LOADED), Sum
+ * and Start are 0, so a Phys* that stepped back past 0 reads 0.
  */
-static inline bool
-pv_vpmu_read_try(const volatile struct pv_vpmu_thread_page *tp, uint32_t ts,
-		 const volatile struct pv_vpmu_vcpu_page *vp, unsigned int idx,
-		 uint64_t tsc, uint64_t *val)
+static inline uint64_t
+pv_vpmu_running_value(const volatile struct pv_vpmu_thread_counter *t,
+		      uint64_t phys_star, bool intr)
 {
-	uint32_t vs = vp->seq;
-
-	if (vs & 1)
-		return false;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-
-	*val = pv_vpmu_log(&tp->ctr[idx],
-			   pv_vpmu_phys_star_unlocked(vp, idx, tsc));
-	return !pv_seq_read_retry(&vp->seq, vs) &&
-		!pv_seq_read_retry(&tp->seq, ts);
+	return intr ? phys_star : pv_vpmu_log(t, phys_star);
 }
 
 /* ---- Steal time ---- */
@@ -231,6 +186,32 @@ pv_vpmu_thread_counter_interrupts(const volatile struct pv_vpmu_thread_page *t,
 		return t->evtsel[idx] & PV_EVTSEL_INT;
 	return PV_FIXED_CTRL_FIELD(t->fixed_ctrl, idx - PV_VPMU_NR_GP) &
 		PV_FIXED_CTRL_PMI;
+}
+
+/*
+ * One attempt at a lock-free read of thread page tp's counter idx on
+ * vCPU page vp (the page of tp->smp_id, as read after pv_seq_read_begin()
+ * of tp->seq returned ts).  False when a page changed meanwhile: retry
+ * from tp->seq.  A vCPU page in mid-write is a retry too, not a wait on
+ * that page: the thread may have moved to another vCPU meanwhile, and the
+ * page it left may stay odd while its vCPU is stopped.
+ */
+static inline bool
+pv_vpmu_read_try(const volatile struct pv_vpmu_thread_page *tp, uint32_t ts,
+		 const volatile struct pv_vpmu_vcpu_page *vp, unsigned int idx,
+		 uint64_t tsc, uint64_t *val)
+{
+	uint32_t vs = vp->seq;
+
+	if (vs & 1)
+		return false;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+
+	*val = pv_vpmu_running_value(&tp->ctr[idx],
+				     pv_vpmu_phys_star_unlocked(vp, idx, tsc),
+				     pv_vpmu_thread_counter_interrupts(tp, idx));
+	return !pv_seq_read_retry(&vp->seq, vs) &&
+		!pv_seq_read_retry(&tp->seq, ts);
 }
 
 /* Which counters a thread counts (a-mode) and which interrupt (i-mode). */
@@ -331,21 +312,39 @@ enum pv_switch_step {
 };
 
 /*
+ * Count the switch in the vCPU's guest-side state (struct
+ * pv_vpmu_guest_cpu) and say whether the rule's period asks for an exit
+ * at it: every Nth switch of the vCPU, N = PV_SWITCH_PERIOD_OF(rule).
+ */
+static inline bool pv_vpmu_switch_count(struct pv_vpmu_vcpu_page *vp)
+{
+	uint32_t rule = vp->switch_rule;
+
+	vp->guest.switches++;
+	/* Emulated at every switch: without a period, an add and a test. */
+	if (!(rule & PV_SWITCH_PERIOD_MASK))
+		return false;
+	return vp->guest.switches % PV_SWITCH_PERIOD_OF(rule) == 0;
+}
+
+/*
  * The switch point's decision, the one the guest kernel (pmu_switch.h)
- * and the test model (pmu/guest_model.c) both take: the short test, then
- * the whole rule; without an exit, under a folding rule, one exit first
- * if KVM's steal record (`steal`, NULL when there is none) shows steal
- * the VMM has not dropped, which belongs to the outgoing thread's time
- * only if it is dropped before the fold.  Only after the host preempted
- * this vCPU.
+ * and the test model (pmu/guest_model.c) both take: the switch counted
+ * and its period, the short test, then the whole rule; without an exit,
+ * under a folding rule, one exit first if KVM's steal record (`steal`,
+ * NULL when there is none) shows steal the VMM has not dropped, which
+ * belongs to the outgoing thread's time only if it is dropped before the
+ * fold.  Only after the host preempted this vCPU.
  */
 static inline enum pv_switch_step
-pv_vpmu_switch_step(const struct pv_vpmu_vcpu_page *vp,
+pv_vpmu_switch_step(struct pv_vpmu_vcpu_page *vp,
 		    struct pv_vpmu_masks om,
 		    const struct pv_vpmu_thread_page *in,
 		    struct pv_vpmu_masks im,
 		    const volatile struct pv_steal_record *steal)
 {
+	if (pv_vpmu_switch_count(vp))
+		return PV_SWITCH_STEP_SWITCH;
 	if (!pv_vpmu_switch_stays_local(vp, om.intr | im.intr, in) &&
 	    pv_vpmu_switch_exits(vp, om, in, im))
 		return PV_SWITCH_STEP_SWITCH;

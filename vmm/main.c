@@ -28,6 +28,7 @@
 #include "layout.h"
 #include "perf_data.h"
 #include "pmu.h"
+#include "policy.h"
 #include "profile.h"
 #include "record.h"
 #include "stat_report.h"
@@ -47,7 +48,9 @@ static const char usage[] =
 	"  report  print a profile like perf report\n"
 	"  bench   benchmarks (boot)\n"
 	"\n"
-	"`vmm COMMAND --help` describes each command's options.\n";
+	"`vmm COMMAND --help` describes each command's options;\n"
+	"`vmm --list-policies` lists the --policy names, one a line:\n"
+	"NAME, id and guest switch rule, separated by tabs.\n";
 
 static int vmm_error(const char *what, const char *msg)
 {
@@ -56,6 +59,20 @@ static int vmm_error(const char *what, const char *msg)
 	else
 		fprintf(stderr, "vmm: %s\n", msg);
 	return VMM_EXIT_ERROR;
+}
+
+/* The policies the build registered: what the test scripts enumerate. */
+static int list_policies(void)
+{
+	const struct pmu_policy_ops *p;
+	char rule[256];
+
+	for (size_t i = 0; (p = pmu_policy_at(i)); i++) {
+		if (pmu_switch_rule_format(p->switch_rule, rule, sizeof(rule)))
+			return vmm_error("--list-policies", "rule too long");
+		printf("%s\t%u\t%s\n", p->name, p->id, rule);
+	}
+	return 0;
 }
 
 /*
@@ -364,6 +381,8 @@ int main(int argc, char **argv)
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? VMM_EXIT_ERROR : 0;
 	}
+	if (!strcmp(argv[1], "--list-policies"))
+		return list_policies();
 	if (!strcmp(argv[1], "run"))
 		return cmd_run_or_stat(argc - 1, argv + 1, false);
 	if (!strcmp(argv[1], "stat"))

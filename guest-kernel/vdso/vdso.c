@@ -13,6 +13,7 @@
  */
 #include <stdint.h>
 
+#include "seqcount.h"
 #include "vclock.h"
 
 #define CLOCK_REALTIME			0
@@ -85,12 +86,10 @@ static uint64_t vdso_clock_ns(int realtime)
 	uint64_t ns;
 
 	do {
-		seq = v->seq;
-		__asm__ volatile("" ::: "memory");
+		seq = pv_seq_read_begin(&v->seq);
 		ns = realtime ? pv_realtime_ns(v, vdso_rdtsc())
 			      : pv_monotonic_ns(v, vdso_rdtsc());
-		__asm__ volatile("" ::: "memory");
-	} while ((seq & 1) || seq != v->seq);
+	} while (pv_seq_read_retry(&v->seq, seq));
 	return ns;
 }
 

@@ -62,7 +62,6 @@ static const uint16_t events[] = {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const policies[] = { "offset", "saverestore", "raw" };
 	struct input in = { data, size };
 	struct pv_vpmu_vcpu_page *vp[NR_VCPUS];
 	struct pv_vpmu_thread_page *tp[NR_THREADS];
@@ -76,8 +75,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pmu *pmu;
 	const char *err;
 	unsigned int steps = 0;
+	size_t nr_policies = 0;
 
-	cfg.policy = policies[take(&in, 1) % 3];
+	/* Every policy the build registers, a new one with no edit here. */
+	while (pmu_policy_at(nr_policies))
+		nr_policies++;
+	cfg.policy_ops = pmu_policy_at(take(&in, 1) % nr_policies);
 	if (pmu_create(&cfg, &pmu, &err))
 		abort();
 	src = pmu_active_source(pmu);

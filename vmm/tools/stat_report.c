@@ -83,6 +83,7 @@ static void stat_vm_end(void *ctx, const struct vm *vm)
 
 		pmu_vcpu_get_stats(vm->vcpus[c].pmu.pv, &ps);
 		run->switch_hcalls += ps.switch_hcalls;
+		run->guest_switches += ps.guest_switch_count;
 	}
 	for (int i = 0; i < run->st->nevents; i++)
 		for (int c = 0; run->slot[i] >= 0 && c < vm->ncpus; c++)
@@ -300,11 +301,14 @@ void stat_print(FILE *f, const struct vmm_config *cfg,
 
 		for (int t = 0; t < last->nthreads; t++)
 			sw += last->threads[t].switches;
-		/* What a policy costs: VMM exits per guest thread switch. */
+		/* What a policy costs: VMM exits per guest thread switch;
+		 * the guest's count takes in switches to and from idle. */
 		fprintf(stderr, "vmm: stat: %llu thread switches, %llu switch "
-			"hypercalls (%.3f per switch)\n", (unsigned long long)sw,
+			"hypercalls (%.3f per switch), %llu counted by the "
+			"guest\n", (unsigned long long)sw,
 			(unsigned long long)last->switch_hcalls,
-			sw ? (double)last->switch_hcalls / sw : 0.0);
+			sw ? (double)last->switch_hcalls / sw : 0.0,
+			(unsigned long long)last->guest_switches);
 		totals(last, st->nevents, sum, &run_ns);
 		for (int i = 0; i < st->nevents; i++)
 			if (last->supported[i])

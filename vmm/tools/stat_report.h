@@ -32,6 +32,7 @@ struct stat_run {
 	double elapsed_s;
 	uint64_t vcpu_total[VMM_STAT_EVENTS];	/* sum over vCPUs at the end */
 	uint64_t switch_hcalls;		/* PV_HC_PMU_SWITCH over all vCPUs */
+	uint64_t guest_switches;	/* the guest kernel's counted switches */
 	const struct vmm_stat *st;	/* what was asked for */
 	struct breakdown *bd;		/* --breakdown, or NULL */
 	struct vm_observer observer;	/* run, listening to the VM */

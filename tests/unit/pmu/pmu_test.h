@@ -135,6 +135,21 @@ static inline uint64_t evtsel(uint16_t event, uint64_t flags)
 
 #define EVT_ALL (PV_EVTSEL_USR | PV_EVTSEL_OS | PV_EVTSEL_EN)
 
+/*
+ * A guest thread switch at physical count `phys` of PMC0 (fake source):
+ * by the guest alone, or through the hypercall as the VMM performs it.
+ */
+static inline void fx_switch(struct fx *f, struct pv_vpmu_thread_page *out,
+			     struct pv_vpmu_thread_page *in, uint64_t phys)
+{
+	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, phys);
+	if (pmu_guest_thread_switch(f->v, out, in, phys)) {
+		pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+		assert_int_equal(pmu_thread_switch(f->v, out, in), 0);
+		pmu_vcpu_enter(f->v);
+	}
+}
+
 /* Thread page counting `event` on PMC0 with config id `id`. */
 static inline void thread_config(struct pv_vpmu_thread_page *t, uint16_t event,
 				 uint64_t flags, uint64_t id)

@@ -11,17 +11,6 @@
 
 /* --- its evaluation on the Figure 5 timeline --- */
 
-static void guest_switch(struct fx *f, struct pv_vpmu_thread_page *out,
-			 struct pv_vpmu_thread_page *in, uint64_t phys)
-{
-	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, phys);
-	if (pmu_guest_thread_switch(f->v, out, in, phys)) {
-		pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
-		assert_int_equal(pmu_thread_switch(f->v, out, in), 0);
-		pmu_vcpu_enter(f->v);
-	}
-}
-
 static void test_wallclock_figure5(void **state)
 {
 	struct pmu_config cfg = {
@@ -58,8 +47,8 @@ static void test_wallclock_figure5(void **state)
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 150);
 	assert_int_equal(pmu_thread_switch(v, NULL, a), 0);
 	pmu_vcpu_enter(v);
-	guest_switch(&f, a, b, 350);	/* T1 */
-	guest_switch(&f, b, a, 750);	/* T2 */
+	fx_switch(&f, a, b, 350);	/* T1 */
+	fx_switch(&f, b, a, 750);	/* T2 */
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 950);		/* T3 */
 	pmu_vcpu_exit(v, PMU_EXIT_OTHER);
 	pmu_fake_set(src, 0, PV_EVENT_CYCLES, 1550);

@@ -26,18 +26,6 @@ static void fig5_set(struct fig5 *s, uint64_t phys)
 	pmu_fake_set(s->f->src, 0, PV_EVENT_CYCLES, phys);
 }
 
-/* A guest thread switch: by the guest alone, or through the hypercall. */
-static void fig5_switch(struct fig5 *s, struct pv_vpmu_thread_page *out,
-			struct pv_vpmu_thread_page *in, uint64_t phys)
-{
-	fig5_set(s, phys);
-	if (pmu_guest_thread_switch(s->f->v, out, in, phys)) {
-		pmu_vcpu_exit(s->f->v, PMU_EXIT_HYPERCALL);
-		assert_int_equal(pmu_thread_switch(s->f->v, out, in), 0);
-		pmu_vcpu_enter(s->f->v);
-	}
-}
-
 static void fig5_start(struct fig5 *s, const char *source, const char *policy)
 {
 	s->f = fx_new(source, policy, true);
@@ -76,9 +64,9 @@ static uint64_t fig5_run(struct fig5 *s, bool preempt_as_steal)
 	pmu_vcpu_enter(f->v);
 
 	f->tsc = 350;
-	fig5_switch(s, s->a, s->b, 350);	/* T1 */
+	fx_switch(f, s->a, s->b, 350);	/* T1 */
 	f->tsc = 750;
-	fig5_switch(s, s->b, s->a, 750);	/* T2 */
+	fx_switch(f, s->b, s->a, 750);	/* T2 */
 
 	if (preempt_as_steal) {
 		/* Preempted inside KVM_RUN, seen at the next exit (1600). */
@@ -214,7 +202,7 @@ static void test_offset_config_change(void **state)
 	a_before = pmu_guest_read(s.f->page[0], s.a, 0, 1650);
 	assert_int_equal(a_before, 500);
 
-	fig5_switch(&s, s.a, s.b, 1650);
+	fx_switch(s.f, s.a, s.b, 1650);
 	assert_int_equal(s.f->page[0]->config_id, 2);
 	assert_int_equal(s.f->page[0]->ctr[0].event, PV_EVENT_INSTRUCTIONS);
 	pmu_fake_set(s.f->src, 0, PV_EVENT_INSTRUCTIONS,
@@ -225,7 +213,7 @@ static void test_offset_config_change(void **state)
 						     PV_EVENT_INSTRUCTIONS)),
 			 30);
 	/* Back to A; cycles moved on by 70 meanwhile, A ran for 0 of them. */
-	fig5_switch(&s, s.b, s.a, 1720);
+	fx_switch(s.f, s.b, s.a, 1720);
 	fig5_set(&s, 1730);
 	assert_int_equal(pmu_guest_read(s.f->page[0], s.a, 0, 1730), 510);
 	fig5_end(&s);

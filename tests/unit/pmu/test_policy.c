@@ -14,7 +14,8 @@ static void test_lookup_by_name_and_id(void **state)
 		{ "offset", PV_VPMU_POLICY_OFFSET },
 		{ "saverestore", PV_VPMU_POLICY_SAVERESTORE },
 		{ "raw", PV_VPMU_POLICY_RAW },
-		{ "wallclock", 16 },	/* the example of docs/policies.md */
+		{ "wallclock", 16 },	/* the examples of docs/policies.md */
+		{ "sampled", 17 },
 	};
 
 	(void)state;
@@ -46,10 +47,16 @@ static void test_create_rejects_policy_without_rule(void **state)
 	bad.switch_rule = 0;
 	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
 	assert_null(pmu);
-	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | (1u << 20);
+	/* Bits 8-23 are the period; bit 24 is no flag, nor bit 6. */
+	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | (1u << 24);
 	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
 	assert_string_equal(err, "policy has no valid guest switch rule");
+	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | (1u << 6);
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), -22);
 	bad.switch_rule = PMU_SWITCH_RULE_OFFSET;
+	assert_int_equal(pmu_create(&cfg, &pmu, &err), 0);
+	pmu_destroy(pmu);
+	bad.switch_rule = PMU_SWITCH_RULE_OFFSET | PV_SWITCH_PERIOD(65535);
 	assert_int_equal(pmu_create(&cfg, &pmu, &err), 0);
 	pmu_destroy(pmu);
 }
@@ -74,6 +81,32 @@ static void test_table_is_consistent(void **state)
 		assert_ptr_equal(pmu_policy_lookup_id(p->id), p);
 	}
 	assert_true(n >= 4);
+}
+
+/* The rule in the words `vmm --list-policies` gives the test scripts. */
+static void test_switch_rule_words(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(pmu_switch_rule_format(PMU_SWITCH_RULE_OFFSET, buf,
+						sizeof(buf)), 0);
+	assert_string_equal(buf, "exit-imode exit-config-active fold");
+	assert_int_equal(pmu_switch_rule_format(
+		pmu_policy_lookup("saverestore")->switch_rule, buf,
+		sizeof(buf)), 0);
+	assert_string_equal(buf, "exit-active loaded");
+	assert_int_equal(pmu_switch_rule_format(PV_SWITCH_VALID |
+		PV_SWITCH_EXIT_CONFIG | PV_SWITCH_PERIOD(300), buf,
+		sizeof(buf)), 0);
+	assert_string_equal(buf, "exit-config period=300");
+	assert_int_equal(pmu_switch_rule_format(PV_SWITCH_VALID, buf,
+						sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	/* Cut short: an error, and still a string. */
+	assert_int_equal(pmu_switch_rule_format(PMU_SWITCH_RULE_OFFSET, buf,
+						12), -1);
+	assert_int_equal(strlen(buf), 11);
 }
 
 static void test_create_rejects_unknown_names(void **state)
@@ -284,6 +317,46 @@ static void test_guest_read_step_back(void **state)
 	free(t);
 }
 
+/*
+ * Reads of a counter loaded with its thread take the one rule of
+ * pv_vpmu_running_value(), the guest kernel's and libvpmu's: an
+ * interrupting counter near 2^48 (2^48 - period, counting up to its
+ * overflow) is read whole, while a loaded counting counter whose Phys*
+ * stepped back past 0 (steal dropped) reads 0, not 2^48 less a little.
+ */
+static void test_guest_read_loaded_step_back(void **state)
+{
+	struct pv_vpmu_vcpu_page *vp = fx_page_alloc();
+	struct pv_vpmu_thread_page *t = fx_thread_alloc();
+	const uint64_t near_wrap = PV_VPMU_MASK + 1 - 100;
+
+	(void)state;
+	vp->ctr[0].flags = PV_VPMU_CTR_ENABLED | PV_VPMU_CTR_RUNNING;
+	vp->ctr[0].read = PV_VPMU_READ_TSC;
+	/* Loaded: Sum_vcpu is the thread's value, Sum/Start_thread 0. */
+	vp->ctr[0].sum = near_wrap;
+	vp->ctr[0].start = 5000;
+	thread_config(t, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT, 1);
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5040), near_wrap + 40);
+	/* The same value of a counter that does not interrupt: stepped
+	 * back past 0, no events. */
+	thread_config(t, PV_EVENT_CYCLES, EVT_ALL, 1);
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5040), 0);
+	vp->ctr[0].sum = 300;
+	assert_int_equal(pmu_guest_read(vp, t, 0, 5040), 340);
+	/* The rule itself, as the guest kernel calls it. */
+	assert_int_equal(pv_vpmu_running_value(&t->ctr[0], near_wrap, true),
+			 near_wrap);
+	assert_int_equal(pv_vpmu_running_value(&t->ctr[0], near_wrap, false),
+			 0);
+	t->ctr[0].sum = 70;
+	t->ctr[0].start = 1100;
+	assert_int_equal(pv_vpmu_running_value(&t->ctr[0], 1200, false), 170);
+	assert_int_equal(pv_vpmu_running_value(&t->ctr[0], 1050, false), 70);
+	free(vp);
+	free(t);
+}
+
 static void test_event_names(void **state)
 {
 	uint16_t ev;
@@ -306,11 +379,13 @@ int main(void)
 		cmocka_unit_test(test_lookup_by_name_and_id),
 		cmocka_unit_test(test_table_is_consistent),
 		cmocka_unit_test(test_create_rejects_unknown_names),
+		cmocka_unit_test(test_switch_rule_words),
 		cmocka_unit_test(test_create_rejects_policy_without_rule),
 		cmocka_unit_test(test_switch_costs),
 		cmocka_unit_test(test_switch_fast_test_never_skips_an_exit),
 		cmocka_unit_test(test_switch_step_steal),
 		cmocka_unit_test(test_guest_read_step_back),
+		cmocka_unit_test(test_guest_read_loaded_step_back),
 		cmocka_unit_test(test_event_names),
 	};
 
