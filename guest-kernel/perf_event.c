@@ -319,6 +319,8 @@ static void event_sync(struct perf_event *e)
 	e->clock = clk;
 }
 
+static void event_page_update(struct perf_event *e);
+
 /* After a state change: start or stop counting from the last sync. */
 static void event_settle(struct perf_event *e)
 {
@@ -327,6 +329,21 @@ static void event_settle(struct perf_event *e)
 	if (live && !e->live)
 		e->base = event_raw(e, rdtsc());
 	e->live = live;
+	event_page_update(e);
+}
+
+/*
+ * Whether a reader of e's page may add rdpmc of its counter to `offset`:
+ * a counting hardware event of one thread, on its counter since it was
+ * enabled (never multiplexed out, so the times need no scaling), not
+ * inherited (children's counts arrive at their exits) and not sampling
+ * (its counter restarts at every overflow).
+ */
+static bool event_rdpmc_ok(const struct perf_event *e)
+{
+	return e->page && e->live && !e->sw && !e->period && !e->inherit &&
+	       e->idx >= 0 && e->owner && e->owner->perf[e->idx] == e &&
+	       e->ena_tsc == e->run_tsc;
 }
 
 /* The perf_event_mmap_page, kept true at every change the kernel sees. */
@@ -339,14 +356,21 @@ static void event_page_update(struct perf_event *e)
 	p->lock++;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	/*
-	 * No user-level read of these counters exists in Linux's protocol
-	 * (rdpmc faults on this host, and a direct read needs the a-mode
-	 * pages): index 0 tells a reader to read(), and offset is the count
-	 * as of this update.  Times advance only while the owner runs, so
-	 * there is no TSC formula for them either (cap_user_time 0).
+	 * Linux's protocol: count = offset + rdpmc(index - 1).  rdpmc faults
+	 * on every host here (KVM's vPMU is off), and the #GP handler reads
+	 * the thread's counter as the kernel does (perf_event_rdpmc()): no
+	 * system call, and the count while the thread runs.  Anything else
+	 * gets index 0, the count as of this update, and read()s.  Times
+	 * advance only while the owner runs, so there is no TSC formula for
+	 * them (cap_user_time 0).
 	 */
-	p->index = 0;
-	p->offset = (s64)e->acc;
+	if (event_rdpmc_ok(e)) {
+		p->index = (u32)e->idx + 1;
+		p->offset = (s64)(e->acc - e->base + e->child_counts);
+	} else {
+		p->index = 0;
+		p->offset = (s64)e->acc;
+	}
 	p->time_enabled = ns_from_tsc(e->ena_tsc);
 	p->time_running = ns_from_tsc(e->run_tsc);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -712,6 +736,7 @@ void perf_event_rotate(struct task *t)
 		slot = out->idx;
 		out->idx = -1;
 		t->perf[slot] = NULL;
+		event_page_update(out);
 		t->tpage->global_ctrl &= ~(1ull << slot);
 		for (pp = &t->perf_list; *pp != out; pp = &(*pp)->task_next)
 			;
@@ -992,8 +1017,10 @@ s64 perf_event_mmap(struct perf_event *e, u64 len, u64 prot, u64 flags,
 		e->page->version = 0;
 		e->page->compat_version = 0;
 		/* cap_bit0_is_deprecated: the capabilities bits below
-		 * mean what they say */
-		e->page->capabilities = 1ull << 1;
+		 * mean what they say; cap_user_rdpmc, whose index tells
+		 * when (event_page_update()) */
+		e->page->capabilities = PV_PERF_CAP_BIT0_IS_DEPRECATED |
+					PV_PERF_CAP_USER_RDPMC;
 		e->page->pmc_width = PV_VPMU_WIDTH;
 		e->page->size = __builtin_offsetof(struct pv_perf_mmap_page,
 						   reserved);
@@ -1162,6 +1189,31 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 }
 
 /* PMI on this CPU: the running thread owns the interrupting counters. */
+/*
+ * The #GP of a user rdpmc: where the thread's own event on counter ECX
+ * lets its page's reader use it (index != 0), the instruction reads that
+ * counter as read() would, and retires.  Anything else stays the #GP the
+ * hardware raises without CR4.PCE.
+ */
+bool perf_event_rdpmc(struct task *t, struct trapframe *tf)
+{
+	u32 idx = (u32)tf->rcx;
+	u8 insn[2];
+	u64 v;
+
+	if (idx >= PV_VPMU_NR_GP || !t->perf[idx] ||
+	    !event_rdpmc_ok(t->perf[idx]) || !user_range_ok(tf->rip, 2) ||
+	    copy_from_user(insn, (void *)tf->rip, 2) || insn[0] != 0x0f ||
+	    insn[1] != 0x33)
+		return false;
+	v = kpmu_task_count(t, (int)idx) & PV_VPMU_MASK;
+	tf->rax = (u32)v;
+	tf->rdx = v >> 32;
+	tf->rip += 2;
+	kpmu_count_trap_insn(t->cpu->vpage);
+	return true;
+}
+
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 {
 	struct perf_event *e = idx < PV_VPMU_NR_GP ? t->perf[idx] : NULL;

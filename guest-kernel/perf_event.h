@@ -56,6 +56,7 @@ struct perf_event {
 s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 			u64 a5);
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf);
+bool perf_event_rdpmc(struct task *t, struct trapframe *tf);
 s64 perf_event_mmap(struct perf_event *e, u64 len, u64 prot, u64 flags,
 		    u64 off);
 /* A tick of t while t->perf_waiting: the counters change hands. */

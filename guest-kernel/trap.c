@@ -7,6 +7,7 @@
  */
 #include "kernel.h"
 #include "mm.h"
+#include "perf_event.h"
 #include "pmu_guest.h"
 #include "task.h"
 
@@ -168,6 +169,10 @@ __attribute__((used)) void trap(struct trapframe *tf)
 		tf->rip += 2;
 		kpmu_count_trap_insn(t->cpu->vpage);
 		syscall_i386(tf);
+		return_to_user(tf);
+		return;
+	}
+	if (v == 13 && perf_event_rdpmc(t, tf)) {
 		return_to_user(tf);
 		return;
 	}

@@ -108,6 +108,10 @@ _Static_assert(sizeof(struct pv_perf_attr) == 48, "perf attr head");
  * The head of Linux's struct perf_event_mmap_page (the first page of a
  * perf fd's mmap), up to the fields a self-monitoring reader uses.
  */
+#define PV_PERF_CAP_BIT0_IS_DEPRECATED	(1ull << 1)
+#define PV_PERF_CAP_USER_RDPMC		(1ull << 2)
+#define PV_PERF_CAP_USER_TIME		(1ull << 3)
+
 struct pv_perf_mmap_page {
 	uint32_t version;
 	uint32_t compat_version;
@@ -118,7 +122,7 @@ struct pv_perf_mmap_page {
 	int64_t offset;		/* count = offset (+ rdpmc when index) */
 	uint64_t time_enabled;
 	uint64_t time_running;
-	uint64_t capabilities;	/* cap_user_rdpmc bit 2, cap_user_time 3 */
+	uint64_t capabilities;	/* PV_PERF_CAP_* */
 	uint16_t pmc_width;
 	uint16_t time_shift;
 	uint32_t time_mult;

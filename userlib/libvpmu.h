@@ -32,6 +32,14 @@ int vpmu_open_raw(struct vpmu_event *e, uint16_t code, bool user, bool kernel,
 		  uint64_t sample_period);
 uint64_t vpmu_read(const struct vpmu_event *e);		/* direct */
 uint64_t vpmu_read_syscall(const struct vpmu_event *e);	/* read(2) */
+/*
+ * Linux's self-monitoring read: e's perf_event_mmap_page (mmap offset 0
+ * of e->fd, mapped by vpmu_map_page(), NULL on failure) by the protocol of
+ * perf_event_open(2): offset plus rdpmc of index - 1, which the guest
+ * kernel serves at its #GP; index 0 means the page's offset alone.
+ */
+const volatile void *vpmu_map_page(const struct vpmu_event *e);
+uint64_t vpmu_read_page(const volatile void *page);
 void vpmu_reset(struct vpmu_event *e);
 void vpmu_close(struct vpmu_event *e);
 /* Cycles of one trapped rdmsr of a PMU MSR (the VMM path), for benches. */

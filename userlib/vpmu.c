@@ -114,6 +114,38 @@ int vpmu_open(struct vpmu_event *e, const char *name)
 	return -ENOENT;
 }
 
+const volatile void *vpmu_map_page(const struct vpmu_event *e)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, e->fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+uint64_t vpmu_read_page(const volatile void *page)
+{
+	const volatile struct pv_perf_mmap_page *pc = page;
+	uint32_t seq, idx, lo, hi, w;
+	uint64_t count;
+	int64_t pmc;
+
+	do {
+		seq = pc->lock;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		idx = pc->index;
+		count = (uint64_t)pc->offset;
+		if ((pc->capabilities & PV_PERF_CAP_USER_RDPMC) && idx) {
+			w = pc->pmc_width;
+			__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi)
+					 : "c"(idx - 1));
+			pmc = (int64_t)((uint64_t)hi << 32 | lo);
+			count += (uint64_t)((int64_t)((uint64_t)pmc << (64 - w)) >>
+					    (64 - w));
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (pc->lock != seq || (seq & 1));
+	return count;
+}
+
 uint64_t vpmu_read_syscall(const struct vpmu_event *e)
 {
 	uint64_t v = 0;

@@ -577,17 +577,54 @@ static void overflow_test(void)
 	close(fd);
 }
 
-/* The self-monitoring page, read by the protocol of perf_event_open(2). */
-static void mmap_test(void)
+/*
+ * A count by the protocol of perf_event_open(2), "the mmap layout":
+ * offset, plus rdpmc of index - 1 (sign-extended from pmc_width) when the
+ * page offers it, under the page's seqlock.  *idx: the index it used.
+ */
+static uint64_t page_read(const volatile struct perf_event_mmap_page *pc,
+			  uint32_t *idx, uint64_t *ena, uint64_t *run)
 {
-	struct perf_event_attr a;
-	struct perf_event_mmap_page *pc;
-	uint64_t buf[3], count, ena, run;
+	uint64_t count;
 	uint32_t seq;
-	int fd;
-	void *ring;
 
-	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	do {
+		seq = pc->lock;
+		__sync_synchronize();
+		*ena = pc->time_enabled;
+		*run = pc->time_running;
+		*idx = pc->index;
+		count = (uint64_t)pc->offset;
+		if (pc->cap_user_rdpmc && *idx) {
+			uint32_t lo, hi, w = pc->pmc_width;
+			int64_t pmc;
+
+			__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi)
+					 : "c"(*idx - 1));
+			pmc = (int64_t)((uint64_t)hi << 32 | lo);
+			pmc = (int64_t)((uint64_t)pmc << (64 - w)) >> (64 - w);
+			count += (uint64_t)pmc;
+		}
+		__sync_synchronize();
+	} while (pc->lock != seq || (seq & 1));
+	return count;
+}
+
+/*
+ * The self-monitoring page of a counting event: while it counts, the
+ * protocol's read (rdpmc, which the kernel serves at the #GP it raises
+ * here) brackets read()'s count, with no system call; once disabled,
+ * index 0 and the page's offset and times are read()'s.
+ */
+static void selfmon_test(uint64_t config)
+{
+	const volatile struct perf_event_mmap_page *pc;
+	uint64_t buf[3], v1, v2, ena, run;
+	struct perf_event_attr a;
+	uint32_t i1, i2;
+	int fd;
+
+	attr_init(&a, PERF_TYPE_HARDWARE, config);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 		PERF_FORMAT_TOTAL_TIME_RUNNING;
 	fd = perf_open(&a, -1);
@@ -597,27 +634,36 @@ static void mmap_test(void)
 		return;
 	CHECK(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096) == MAP_FAILED,
 	      "mmap at offset 4096");
+	CHECK(!pc->cap_bit0 && pc->cap_bit0_is_deprecated &&
+	      pc->cap_user_rdpmc && pc->pmc_width == 48, "capabilities");
 	spin(1000);
+	v1 = page_read(pc, &i1, &ena, &run);
 	CHECK(read(fd, buf, 24) == 24, "read");
-	do {
-		seq = pc->lock;
-		__sync_synchronize();
-		ena = pc->time_enabled;
-		run = pc->time_running;
-		count = pc->offset;
-		CHECK(!(pc->cap_user_rdpmc && pc->index),
-		      "rdpmc offered: it faults on this host");
-		__sync_synchronize();
-	} while (pc->lock != seq);
-	CHECK(!(seq & 1), "lock odd at rest");
-	CHECK(!pc->cap_bit0 && pc->cap_bit0_is_deprecated, "capabilities");
+	v2 = page_read(pc, &i2, &ena, &run);
+	CHECK(i1 && i2 == i1 && v1 > 0 && v1 <= buf[0] && buf[0] <= v2,
+	      "config %llu: index %u, page %llu then %llu, read() %llu between",
+	      (unsigned long long)config, i1, (unsigned long long)v1,
+	      (unsigned long long)v2, (unsigned long long)buf[0]);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	CHECK(read(fd, buf, 24) == 24, "read");
+	v1 = page_read(pc, &i1, &ena, &run);
 	/* index 0: a reader falls back to read(), which the page follows */
-	CHECK(count == buf[0] && ena == buf[1] && run == buf[2],
-	      "page %llu %llu %llu, read() %llu %llu %llu",
-	      (unsigned long long)count, (unsigned long long)ena,
+	CHECK(!i1 && v1 == buf[0] && ena == buf[1] && run == buf[2],
+	      "disabled: index %u, page %llu %llu %llu, read() %llu %llu %llu",
+	      i1, (unsigned long long)v1, (unsigned long long)ena,
 	      (unsigned long long)run, (unsigned long long)buf[0],
 	      (unsigned long long)buf[1], (unsigned long long)buf[2]);
 	close(fd);
+}
+
+static void mmap_test(void)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pc;
+	int fd;
+	void *ring;
+
+	selfmon_test(PERF_COUNT_HW_INSTRUCTIONS);
 	/* PAPI's sampling buffer: 1 + 2^n pages; other sizes are refused. */
 	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	a.sample_period = 100000;
@@ -829,6 +875,7 @@ int main(int argc, char **argv)
 	types_test(step);
 	software_test();
 	mmap_write_test();
+	selfmon_test(PERF_COUNT_HW_CPU_CYCLES);
 	if (step) {
 		counting_test();
 		group_test();

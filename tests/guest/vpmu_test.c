@@ -418,7 +418,8 @@ static int readcost(void)
 {
 	struct vpmu_event e;
 	volatile uint64_t sink = 0;
-	uint64_t direct, sys, trap, trapw, tsc;
+	uint64_t direct, sys, trap, trapw, tsc, page = 0;
+	const volatile void *pc;
 	double khz = 0;
 	int64_t tc;
 
@@ -432,14 +433,19 @@ static int readcost(void)
 	tsc = MEDIAN(2001, sink += rd_tsc());
 	direct = MEDIAN(2001, sink += vpmu_read(&e));
 	sys = MEDIAN(101, sink += vpmu_read_syscall(&e));
+	pc = vpmu_map_page(&e);
+	if (pc)
+		page = MEDIAN(101, sink += vpmu_read_page(pc));
 	tc = vpmu_trap_read_cycles(&e, 200);
 	trap = tc > 0 ? tc / 200 : 0;
 	tc = vpmu_trap_write_cycles(&e, 200);
 	trapw = tc > 0 ? tc / 200 : 0;
-	printf("{\"direct_read_ns\": %.1f, \"syscall_read_ns\": %.1f, "
+	printf("{\"direct_read_ns\": %.1f, \"page_read_ns\": %.1f, "
+	       "\"syscall_read_ns\": %.1f, "
 	       "\"trap_read_ns\": %.1f, \"trap_write_ns\": %.1f, "
 	       "\"native_rdtsc_ns\": %.1f, \"tsc_khz\": %.0f}\n",
-	       direct * 1e6 / khz, sys * 1e6 / khz, trap * 1e6 / khz,
+	       direct * 1e6 / khz, page * 1e6 / khz, sys * 1e6 / khz,
+	       trap * 1e6 / khz,
 	       trapw * 1e6 / khz, tsc * 1e6 / khz, khz);
 	vpmu_close(&e);
 	return 0;
