@@ -321,6 +321,7 @@ static void proc_finish(struct proc *p)
 		for (;;)
 			hcall(PV_HC_EXIT, vmm_status(p->exit_status), 0, 0);
 	}
+	itimer_proc_exit(p);
 	fdt_release(p->fdt);
 	p->fdt = NULL;
 	/* Off this address space before its page tables are freed. */

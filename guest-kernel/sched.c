@@ -37,7 +37,8 @@ u16 rtu_global;
 
 void sched_rtu_update(void)
 {
-	rtu_global = (timed_head || mm_tlb_ipi_on || kacct_on) << 1 |
+	rtu_global = (timed_head || mm_tlb_ipi_on || kacct_on ||
+		      itimer_any()) << 1 |
 		     (runq_head != NULL) << 8;
 }
 
@@ -437,9 +438,12 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 	struct cpu *c = t->cpu;
 	bool want;
 
+	itimer_return(t);
 	for (;;) {
 		if (unlikely(timed_head != NULL))
 			timers_check();
+		if (unlikely(itimer_any()))
+			itimer_check_real();
 		if (unlikely(t->perf_rotate)) {
 			t->perf_rotate = false;
 			perf_event_rotate(t);
@@ -449,8 +453,10 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 			c = t->cpu;
 		}
 		/* Tickless unless a task waits for a CPU or a deadline, or
-		 * this one's events for a counter (multiplexing). */
-		want = runq_head || timed_head || t->perf_waiting;
+		 * this one's events for a counter (multiplexing), or an
+		 * interval timer is armed. */
+		want = runq_head || timed_head || t->perf_waiting ||
+		       itimer_any();
 		if (unlikely(c->timer_on != want))
 			lapic_timer_set(want);
 		if (likely(!signal_pending(t)))
@@ -495,12 +501,14 @@ void sched_idle(void)
 	for (;;) {
 		if (timed_head)
 			timers_check();
+		if (itimer_any())
+			itimer_check_real();
 		if (runq_head) {
 			c->need_resched = true;
 			schedule();
 			continue;
 		}
-		lapic_timer_set(timed_head != NULL);
+		lapic_timer_set(timed_head != NULL || itimer_any());
 		idle_mask |= 1ull << c->id;
 		bkl_unlock();
 		/* sti's shadow covers hlt: a wakeup IPI cannot slip between. */

@@ -220,43 +220,6 @@ static s64 sys_uname(u64 buf, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	return 0;
 }
 
-/*
- * Interval timers: the kernel has no timers to drive them, so none is ever
- * armed.  Disarming (PAPI_shutdown() stops its multiplexing timer whether
- * or not it started one) and reading one succeed; arming one is ENOSYS.
- */
-static s64 itimer_none(u64 which, u64 uold)
-{
-	static const u64 zero[4];
-
-	if (which > 2)
-		return -EINVAL;
-	if (uold && (!user_range_ok(uold, sizeof(zero)) ||
-		     copy_to_user((void *)uold, zero, sizeof(zero))))
-		return -EFAULT;
-	return 0;
-}
-
-static s64 sys_getitimer(u64 which, u64 uval, u64 a2, u64 a3, u64 a4, u64 a5)
-{
-	(void)a2, (void)a3, (void)a4, (void)a5;
-	return uval ? itimer_none(which, uval) : -EFAULT;
-}
-
-static s64 sys_setitimer(u64 which, u64 unew, u64 uold, u64 a3, u64 a4,
-			 u64 a5)
-{
-	u64 v[4] = { 0 };
-
-	(void)a3, (void)a4, (void)a5;
-	if (unew && (!user_range_ok(unew, sizeof(v)) ||
-		     copy_from_user(v, (void *)unew, sizeof(v))))
-		return -EFAULT;
-	if (which <= 2 && (v[2] || v[3]))	/* it_value: arm */
-		return -ENOSYS;
-	return itimer_none(which, uold);
-}
-
 static s64 sys_getrandom(u64 buf, u64 len, u64 flags, u64 a3, u64 a4, u64 a5)
 {
 	u64 x, lo, hi;
@@ -330,8 +293,9 @@ const sys_fn sys_table[NR_MAX] = {
 	[32] = sys_dup,
 	[33] = sys_dup2,
 	[35] = sys_nanosleep,
-	[36] = sys_getitimer,		/* partial: no timer is ever armed */
-	[38] = sys_setitimer,		/* partial: disarm only; arming ENOSYS (no kernel timers) */
+	[36] = sys_getitimer,
+	[37] = sys_alarm,
+	[38] = sys_setitimer,		/* VIRTUAL counts kernel time too */
 	[39] = sys_getpid,
 	[40] = sys_sendfile,		/* partial: in_fd a regular file */
 	[56] = sys_clone,		/* partial: thread and fork flags; CLONE_NEW* etc. ignored */

@@ -26,6 +26,10 @@ SYSCALL(sys_sigaltstack);
 SYSCALL(sys_rt_sigsuspend);
 /* futex.c */
 SYSCALL(sys_futex);
+/* itimer.c */
+SYSCALL(sys_getitimer);
+SYSCALL(sys_setitimer);
+SYSCALL(sys_alarm);
 /* time.c */
 SYSCALL(sys_clock_gettime);
 SYSCALL(sys_clock_getres);

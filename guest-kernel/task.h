@@ -40,6 +40,11 @@ struct proc {
 	u64 sigpending;			/* process-directed signals */
 	struct sigaction_k sig[NSIG + 1];
 	u64 utime_tsc;			/* CPU time of exited threads */
+	/* Interval timers (itimer.c), by ITIMER_*: REAL's value is a TSC
+	 * deadline, the CPU-time ones' what is left; 0 when off. */
+	u64 it_value[3], it_interval[3];
+	bool itimer_on;
+	struct proc *itimer_next;
 	char cwd[256];			/* absolute */
 	char comm[16];
 };
@@ -85,6 +90,7 @@ struct task {
 	/* CPU time used (THREAD_CPUTIME), less the TSC at which it was
 	 * switched in while it runs: a switch is one add and one sub. */
 	u64 run_tsc;
+	u64 itimer_cpu;			/* CPU time at its last itimer charge */
 	u64 nr_switches;		/* times switched in */
 	u64 nr_migrations;		/* CPU changes, once perf_migrations */
 	bool perf_migrations;		/* a cpu-migrations event was opened */
@@ -223,6 +229,12 @@ void return_to_user(struct trapframe *tf);
 void sched_tick(void);
 u64 tsc_from_ns(u64 ns);
 u64 ns_from_tsc(u64 tsc);
+
+/* itimer.c */
+bool itimer_any(void);
+void itimer_return(struct task *t);	/* on the way to user mode */
+void itimer_check_real(void);		/* at a tick */
+void itimer_proc_exit(struct proc *p);
 __attribute__((noreturn)) void user_enter(struct trapframe *tf);
 
 /* proc.c */
@@ -257,6 +269,8 @@ extern struct task *dead_list;
 #define SIGSTOP	19
 #define SIGTSTP	20
 #define SIGURG	23
+#define SIGVTALRM 26
+#define SIGPROF	27
 #define SIGIO	29
 #define SIGWINCH 28
 void signal_send(struct task *t, int sig, bool to_thread);
