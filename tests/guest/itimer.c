@@ -66,8 +66,10 @@ static void one_timer(int which, int slot, int clock)
 	CHECK(!setitimer(which, &it, &got) && got.it_interval.tv_usec == 10000,
 	      "disarm %d", which);
 	/* 30 intervals of 10 ms: a tick's lateness and a loaded host's
-	 * preemption leave fewer, never many more. */
-	CHECK(fired[slot] >= 10 && fired[slot] <= 32, "timer %d fired %d times",
+	 * preemption leave fewer, and Linux's tick-sampled CPU time on a
+	 * loaded host more (42 seen natively); a timer that never reloads,
+	 * or fires without its interval passing, falls outside. */
+	CHECK(fired[slot] >= 8 && fired[slot] <= 64, "timer %d fired %d times",
 	      which, fired[slot]);
 	fired[slot] = 0;
 	spin(clock, 0.05);
