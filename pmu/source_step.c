@@ -46,9 +46,6 @@ struct step_vcpu {
 	uint64_t cal_tsc, cal_steps, cal_steal_ns;
 	bool cal_valid;
 	uint64_t cal_deadline;		/* user steps: exit to measure */
-	/* cycles counters' overflow points, for the host timer */
-	uint64_t cyc_deadline[PMU_NR];
-	bool cyc_armed[PMU_NR];
 };
 
 struct step_source {
@@ -220,14 +217,9 @@ static void step_arm(struct pmu_source *s, struct pmu_vcpu *v,
 {
 	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
 
-	/* A cycles overflow is seen at the next exit; the host timer
-	 * (step_timer_deadline()) makes one, since code run from the code
-	 * cache may make none for as long as it loops. */
-	if (step_is_cycles(event)) {
-		sv->cyc_deadline[idx] = deadline;
-		sv->cyc_armed[idx] = true;
+	/* A cycles overflow is seen at the next exit, like an unarmed one. */
+	if (step_is_cycles(event))
 		return;
-	}
 	sv->deadline[idx] = deadline;
 	sv->mask[idx] = step_mask(event, mode);
 	sv->armed[idx] = true;
@@ -240,27 +232,7 @@ static void step_disarm(struct pmu_source *s, struct pmu_vcpu *v,
 	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
 
 	sv->armed[idx] = false;
-	sv->cyc_armed[idx] = false;
 	step_publish_deadlines(v, sv);
-}
-
-/* The TSC at which an armed cycles counter may overflow, at the earliest:
- * Phys = TSC - cost * steps, and steps only grow. */
-static bool step_timer_deadline(struct pmu_source *s, struct pmu_vcpu *v,
-				uint64_t *tsc)
-{
-	const struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
-	uint64_t late = sv->cost * step_user_steps(v);
-	bool any = false;
-
-	for (unsigned int i = 0; i < PMU_NR; i++) {
-		if (sv->cyc_armed[i] &&
-		    (!any || sv->cyc_deadline[i] + late < *tsc)) {
-			*tsc = sv->cyc_deadline[i] + late;
-			any = true;
-		}
-	}
-	return any;
 }
 
 static bool step_kernel_step(struct pmu_source *s, struct pmu_vcpu *v,
@@ -382,5 +354,4 @@ const struct pmu_source_ops pmu_source_step = {
 	.kernel_step = step_kernel_step,
 	.vcpu_enter = step_vcpu_enter,
 	.step_cost = step_cost,
-	.timer_deadline = step_timer_deadline,
 };
