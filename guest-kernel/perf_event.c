@@ -310,7 +310,10 @@ static void event_sync(struct perf_event *e)
 		e->run_tsc += clk - e->clock;
 		raw = event_raw(e, now);
 		/* A count never goes back, even when its source steps back
-		 * a little (steal dropped, the step source's cycles). */
+		 * a little (steal dropped, the step source's cycles), nor
+		 * below what rdpmc gave (perf_event_rdpmc()). */
+		if (!e->period && raw < e->rdpmc_max)
+			raw = e->rdpmc_max;
 		if ((s64)(raw - e->base) > 0) {
 			e->acc += raw - e->base;
 			e->base = raw;
@@ -326,8 +329,10 @@ static void event_settle(struct perf_event *e)
 {
 	bool live = event_should_count(e);
 
-	if (live && !e->live)
+	if (live && !e->live) {
 		e->base = event_raw(e, rdtsc());
+		e->rdpmc_max = 0;
+	}
 	e->live = live;
 	event_page_update(e);
 }
@@ -1198,6 +1203,7 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 bool perf_event_rdpmc(struct task *t, struct trapframe *tf)
 {
 	u32 idx = (u32)tf->rcx;
+	struct perf_event *e;
 	u8 insn[2];
 	u64 v;
 
@@ -1206,7 +1212,16 @@ bool perf_event_rdpmc(struct task *t, struct trapframe *tf)
 	    copy_from_user(insn, (void *)tf->rip, 2) || insn[0] != 0x0f ||
 	    insn[1] != 0x33)
 		return false;
-	v = kpmu_task_count(t, (int)idx) & PV_VPMU_MASK;
+	/* Never back, as read() (event_sync()): from below the last read
+	 * (steal dropped since) the page's reader would see a count fall. */
+	e = t->perf[idx];
+	v = kpmu_task_count(t, (int)idx);
+	if (v < e->base)
+		v = e->base;
+	if (v < e->rdpmc_max)
+		v = e->rdpmc_max;
+	e->rdpmc_max = v;
+	v &= PV_VPMU_MASK;
 	tf->rax = (u32)v;
 	tf->rdx = v >> 32;
 	tf->rip += 2;

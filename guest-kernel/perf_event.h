@@ -45,6 +45,7 @@ struct perf_event {
 	u64 ena_tsc, run_tsc;		/* time enabled, running (TSC) */
 	u64 child_counts;		/* inherit: exited children's counts */
 	u64 overflows;
+	u64 rdpmc_max;			/* the highest count rdpmc gave */
 	struct perf_event *leader;	/* itself when it leads */
 	struct perf_event *sibling;	/* next in its leader's group */
 	struct perf_event *task_next;	/* owner's perf_list */
