@@ -4,6 +4,7 @@
  * space and build the initial stack exactly as Linux does (argc, argv,
  * envp, auxv, then the strings and AT_RANDOM bytes above).
  */
+#include "random.h"
 #include "elf.h"
 #include "exec.h"
 #include "kernel.h"
@@ -200,7 +201,6 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	u64 stack_lo = PV_USER_STACK_TOP + PAGE_SIZE - STACK_SIZE;
 	u64 uargv[EXEC_MAX_ARGS + 1], uenv[EXEC_MAX_ARGS + 1];
 	u64 auxv[2 * 24], *a = auxv, rnd[2], execfn, platform, sp, vdso;
-	u64 tsc;
 	bool huge;
 	u64 *pde;
 	int err, n;
@@ -239,10 +239,7 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 		uenv[n] = stack_push(&sb, envp[n], strlen(envp[n]) + 1);
 	for (n = argc - 1; n >= 0; n--)
 		uargv[n] = stack_push(&sb, argv[n], strlen(argv[n]) + 1);
-	__asm__ volatile("rdtsc; shl $32, %%rdx; or %%rdx, %%rax"
-			 : "=a"(tsc) : : "rdx");
-	rnd[0] = tsc * 0x9e3779b97f4a7c15ull;
-	rnd[1] = (tsc ^ (u64)argc) * 0xc2b2ae3d27d4eb4full;
+	random_bytes(rnd, sizeof(rnd));
 	sb.sp &= ~15ull;
 	sb.sp = stack_push(&sb, rnd, 16);
 

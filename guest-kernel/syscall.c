@@ -16,6 +16,7 @@ typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 
 #define NR_MAX			335
 
+#include "random.h"
 #include "syscalls.h"
 #include "syscall_names.h"	/* generated: common/gen_syscall_names.sh */
 
@@ -220,25 +221,18 @@ static s64 sys_uname(u64 buf, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 	return 0;
 }
 
+/* GRND_NONBLOCK, GRND_RANDOM, GRND_INSECURE: the generator is seeded at
+ * boot, so none of them changes anything.  Linux's cap per call. */
 static s64 sys_getrandom(u64 buf, u64 len, u64 flags, u64 a3, u64 a4, u64 a5)
 {
-	u64 x, lo, hi;
-	u8 b;
-
-	(void)flags, (void)a3, (void)a4, (void)a5;
+	(void)a3, (void)a4, (void)a5;
+	if (flags & ~7ull)
+		return -EINVAL;
+	if (len > 33554431)
+		len = 33554431;
 	if (!user_range_ok(buf, len))
 		return -EFAULT;
-	if (len > 256)
-		len = 256;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	x = (hi << 32 | lo) | 1;
-	for (u64 i = 0; i < len; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		b = x >> 24;
-		if (copy_to_user((u8 *)buf + i, &b, 1))
-			return -EFAULT;
-	}
-	return len;
+	return random_to_user((void *)buf, len);
 }
 
 static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
@@ -378,7 +372,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[302] = sys_prlimit64,		/* partial: reads limits (stack 8 MiB, others unlimited), sets nothing */
 	[309] = sys_getcpu,
 	[316] = sys_renameat2,
-	[318] = sys_getrandom,		/* partial: <= 256 bytes a call, not cryptographic (TSC xorshift) */
+	[318] = sys_getrandom,
 	[332] = sys_statx,		/* refused: ENOSYS, libcs fall back to newfstatat */
 };
 

@@ -18,7 +18,7 @@
 static struct inode *hash_tab[NHASH];
 static struct inode *root;
 static struct inode *consoles[3];
-static struct inode *dev_null, *dev_zero;
+static struct inode *dev_null, *dev_zero, *dev_random, *dev_urandom;
 static u64 next_ino = 1;
 
 static inline u32 name_hash(const char *s, u32 len)
@@ -183,8 +183,10 @@ int vfs_core_init(u32 tty_mask)
 	}
 	dev_null = dev_node(VS_IFCHR | 0666, VN_NULL, 1 << 8 | 3);
 	dev_zero = dev_node(VS_IFCHR | 0666, VN_ZERO, 1 << 8 | 5);
+	dev_random = dev_node(VS_IFCHR | 0666, VN_RANDOM, 1 << 8 | 8);
+	dev_urandom = dev_node(VS_IFCHR | 0666, VN_RANDOM, 1 << 8 | 9);
 	dev = mkdir_p(root, "dev", 3, 0755);
-	if (!dev_null || !dev_zero || !dev)
+	if (!dev_null || !dev_zero || !dev_random || !dev_urandom || !dev)
 		return -ENOMEM;
 	return 0;
 }
@@ -197,6 +199,10 @@ struct inode *vfs_dev_lookup(const char *name)
 		return dev_null;
 	if (!strcmp(name, "zero"))
 		return dev_zero;
+	if (!strcmp(name, "random"))
+		return dev_random;
+	if (!strcmp(name, "urandom"))
+		return dev_urandom;
 	if (!strcmp(name, "tty") || !strcmp(name, "console"))
 		return consoles[1];
 	if (!strcmp(name, "stdin"))
@@ -575,6 +581,8 @@ s64 vfs_read(struct file *f, void *ubuf, u64 len, u64 pos)
 		return -EISDIR;
 	case VN_ZERO:
 		return zero_user(ubuf, len);
+	case VN_RANDOM:
+		return random_to_user(ubuf, len);
 	case VN_NULL:
 		return 0;
 	default:
@@ -587,7 +595,9 @@ s64 vfs_write(struct file *f, const void *ubuf, u64 len, u64 pos)
 	struct inode *n = f->ino;
 	int err;
 
-	if (n->kind == VN_NULL || n->kind == VN_ZERO)
+	/* Writes to the random devices add no entropy: the key is the
+	 * host's. */
+	if (n->kind == VN_NULL || n->kind == VN_ZERO || n->kind == VN_RANDOM)
 		return len;
 	if (n->kind != VN_REG)
 		return -EINVAL;

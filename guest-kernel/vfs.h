@@ -44,9 +44,11 @@ void *kmalloc(size_t n);		/* zeroed, like the kernel's */
 void kfree(void *p);
 long copy_from_user(void *dst, const void *usrc, size_t n);
 long copy_to_user(void *udst, const void *src, size_t n);
+s64 random_to_user(void *ubuf, u64 n);
 #else
 #include "kernel.h"
 #include "mm.h"
+#include "random.h"
 #include "sched.h"
 #endif
 
@@ -106,6 +108,7 @@ long copy_to_user(void *udst, const void *src, size_t n);
 enum vnode_kind {
 	VN_REG, VN_DIR, VN_CONSOLE, VN_NULL, VN_ZERO, VN_PIPE,
 	VN_PERF,			/* perf_event_open: perf_event.c */
+	VN_RANDOM,			/* /dev/urandom, /dev/random: random.c */
 };
 
 /*

@@ -51,6 +51,8 @@ enum pv_hypercall {
 	PV_HC_KSTAT = 11,	/* (gpa, size of struct pv_kstat) uapi/kstat.h */
 	PV_HC_FPU_SWITCH = 12,	/* (save gpa, restore gpa): see below */
 	PV_HC_PT_FILL = 13,	/* (gpa, first, n): see below */
+	PV_HC_RANDOM = 14,	/* (dst va, len): the host's getrandom(2)
+				 * bytes -> 0 or -EFAULT */
 	PV_HC_NR
 };
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "guest_mem.h"
@@ -208,6 +209,31 @@ static int64_t hc_memset(struct vcpu *v, uint64_t dst, uint64_t c,
 	return 0;
 }
 
+/* The guest's random bytes are the host's: getrandom(2), its CSPRNG. */
+static int64_t hc_random(struct vcpu *v, uint64_t dst, uint64_t len)
+{
+	uint64_t cr3 = vcpu_sregs(v)->cr3;
+
+	if (dst + len < dst)
+		return -EFAULT;
+	while (len) {
+		uint64_t n = hc_chunk(dst, len);
+		uint8_t *d = hc_va(v, cr3, dst, n, true);
+		ssize_t got;
+
+		if (!d)
+			return -EFAULT;
+		got = getrandom(d, n, 0);
+		if (got < 0 && errno != EINTR)
+			return -EIO;
+		if (got > 0) {
+			dst += (uint64_t)got;
+			len -= (uint64_t)got;
+		}
+	}
+	return 0;
+}
+
 static int64_t hc_stat_thread(struct vcpu *v, uint64_t gpa)
 {
 	const struct pv_stat_record *r = vm_gpa_to_hva(v->vm, gpa, sizeof(*r));
@@ -322,6 +348,9 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	case PV_HC_PT_FILL:
 		ret = hc_pt_fill(v, r->rdi, r->rsi, r->r10);
 		break;
+	case PV_HC_RANDOM:
+		ret = hc_random(v, r->rdi, r->rsi);
+		break;
 	default:
 		ret = v->pmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
 		      vcpu_pmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
@@ -343,6 +372,7 @@ const char *hypercall_name(unsigned int nr)
 		[PV_HC_MEMSET] = "memset", [PV_HC_STAT_THREAD] = "stat-thread",
 		[PV_HC_SAMPLE] = "sample", [PV_HC_KSTAT] = "kstat",
 		[PV_HC_FPU_SWITCH] = "fpu-switch", [PV_HC_PT_FILL] = "pt-fill",
+		[PV_HC_RANDOM] = "random",
 		[PV_HC_PMU_VCPU_PAGE] = "pmu-vcpu-page",
 		[PV_HC_PMU_SWITCH] = "pmu-switch", [PV_HC_PMU_POLL] = "pmu-poll",
 		[PV_HC_STEP_ARM] = "step-arm",
