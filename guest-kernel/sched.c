@@ -13,8 +13,22 @@
 #include "pmu_guest.h"
 #include "pmu_switch.h"
 #include "sync.h"
+#include "stat.h"
 #include "task.h"
 #include "vclock.h"
+
+/* The VMM names the running thread from TSS.rsp0 alone (uapi/stat.h). */
+_Static_assert(KSTACK_SIZE == PV_KSTACK_SIZE, "sampled layout");
+_Static_assert(__builtin_offsetof(struct tss, rsp0) == PV_TSS_RSP0,
+	       "sampled layout");
+_Static_assert(__builtin_offsetof(struct task, proc) == PV_TASK_PROC,
+	       "sampled layout");
+_Static_assert(__builtin_offsetof(struct task, tid) == PV_TASK_TID,
+	       "sampled layout");
+_Static_assert(__builtin_offsetof(struct task, comm) == PV_TASK_COMM,
+	       "sampled layout");
+_Static_assert(__builtin_offsetof(struct proc, pid) == PV_PROC_PID,
+	       "sampled layout");
 
 struct spinlock bkl;			/* entry.S takes it too */
 static struct task *runq_head, *runq_tail;
