@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 	>/dev/null 2>"$tmp/err" || { cat "$tmp/err"; echo "FAIL: record"; exit 1; }
 cat "$tmp/err"
 samples=$(sed -n 's/.*record: \([0-9]*\) samples.*/\1/p' "$tmp/err")
-[ "${samples:-0}" -ge 300 ] || { echo "FAIL: fewer than 300 samples"; exit 1; }
+[ "${samples:-0}" -ge 200 ] || { echo "FAIL: fewer than 200 samples"; exit 1; }
 "$vmm" report -i "$tmp/p.data" --sort comm,sym >"$tmp/report" || { echo "FAIL: report"; exit 1; }
 grep -v '^#' "$tmp/report" | head -8
 share() {
