@@ -77,6 +77,16 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+int bench_self(char *self, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", self, len - 1);
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	return 0;
+}
+
 bool bench_wl_selected(const char *list, const char *wl)
 {
 	size_t len = strlen(wl);

@@ -160,7 +160,7 @@ int bench_record(int argc, char **argv)
 	};
 	struct rec_bench b = { .size = "train" };
 	const char *list = NULL;
-	int rounds = 3, c, n, fd, status = 0;
+	int rounds = 3, c, fd, status = 0;
 	bool json = false, first = true;
 
 	optind = 1;
@@ -187,10 +187,8 @@ int bench_record(int argc, char **argv)
 			REC_MAX_ROUNDS);
 		return VMM_EXIT_ERROR;
 	}
-	n = readlink("/proc/self/exe", b.self, sizeof(b.self) - 1);
-	if (n <= 0)
+	if (bench_self(b.self, sizeof(b.self)))
 		return VMM_EXIT_ERROR;
-	b.self[n] = 0;
 	snprintf(b.wldir, sizeof(b.wldir), "%.*s/../workloads",
 		 (int)(strrchr(b.self, '/') - b.self), b.self);
 	snprintf(b.data, sizeof(b.data), "/tmp/pv-bench-record-XXXXXX");
