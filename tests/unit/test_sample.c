@@ -2,7 +2,8 @@
 /*
  * `vmm record`'s VMM-side sampling (vmm/core/vcpu_sample.c) without KVM:
  * the period budget, the guest thread read from a fake guest memory laid
- * out as uapi/stat.h says, and a sample taken at an exit past the period.
+ * out as uapi/stat.h says, a sample taken at an exit past the period, and
+ * what of a run past the timer's deadline counts.
  */
 #include <linux/kvm.h>
 #include <setjmp.h>
@@ -199,6 +200,34 @@ static void test_exit_clipped_at_deadline(void **state)
 	assert_int_equal(f->v.sample.budget.acc, period / 2);
 }
 
+/* A kick held through kernel code (kvm_pvm) comes back later than the
+ * least kick seen: the time beyond that least way out is the thread's. */
+static void test_exit_held_kick(void **state)
+{
+	struct fixture *f = *state;
+	struct vcpu_sample *s = &f->v.sample;
+	const uint64_t period = 1000000000000ull;
+	uint64_t now = __rdtsc();
+
+	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
+					       .period = period };
+	f->v.run->exit_reason = KVM_EXIT_INTR;
+	s->budget.period = period;
+	s->run_tsc = now - 1000000;
+	s->deadline_tsc = now - 10000;
+	vcpu_sample_after_run(&f->v);
+	assert_int_equal(s->counted, 990000);
+	assert_in_range(s->kick_ticks, 10000, 100000);
+
+	now = __rdtsc();
+	s->run_tsc = now - 2000000;
+	s->deadline_tsc = now - 500000;
+	vcpu_sample_after_run(&f->v);
+	assert_in_range(s->counted, 1800000, 1990000);
+	assert_in_range(s->kick_ticks, 10000, 100000);
+	assert_int_equal(f->ngot, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +237,7 @@ int main(void)
 		cmocka_unit_test_setup(test_thread_idle_or_bad, setup),
 		cmocka_unit_test_setup(test_exit_takes_sample, setup),
 		cmocka_unit_test_setup(test_exit_clipped_at_deadline, setup),
+		cmocka_unit_test_setup(test_exit_held_kick, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

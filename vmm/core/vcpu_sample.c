@@ -161,6 +161,27 @@ static void vcpu_sample_take(struct vcpu *v, uint64_t n, uint64_t now)
 			  v->vm->tsc_khz);
 }
 
+/*
+ * Where the thread's time ended in a run past the timer's deadline.  The
+ * kick's own way out (the signal, the exit from the guest: about 100 us
+ * from user code on kvm_pvm) is not the thread's, and counted it brought
+ * the next kick sooner until the kicks fed on themselves.  But kvm_pvm
+ * holds a kick through emulated kernel code until the return to user
+ * mode, and that kernel work is the thread's: only the least way out seen
+ * (a kick's KVM_EXIT_INTR, never another exit's) is left out.
+ */
+static uint64_t vcpu_sample_kick_end(struct vcpu_sample *s, uint32_t reason,
+				     uint64_t now)
+{
+	uint64_t late = now - s->deadline_tsc;
+
+	if (reason == KVM_EXIT_INTR && (!s->kick_ticks || late < s->kick_ticks))
+		s->kick_ticks = late;
+	if (!s->kick_ticks || late <= s->kick_ticks)
+		return s->deadline_tsc;
+	return now - s->kick_ticks;
+}
+
 void vcpu_sample_after_run(struct vcpu *v)
 {
 	const struct vm_sampling *cfg = &v->vm->sampling;
@@ -180,11 +201,9 @@ void vcpu_sample_after_run(struct vcpu *v)
 		sample_budget_steal(&s->budget, steal < s->counted ? steal
 								   : s->counted);
 	}
-	/* Past the deadline the run was the kick's own way out (a signal, an
-	 * exit from the guest: tens of µs on kvm_pvm), not the thread's: it
-	 * would bring the next kick sooner and feed on itself. */
-	end = now > s->deadline_tsc && s->deadline_tsc > s->run_tsc ?
-	      s->deadline_tsc : now;
+	end = now;
+	if (now > s->deadline_tsc && s->deadline_tsc > s->run_tsc)
+		end = vcpu_sample_kick_end(s, v->run->exit_reason, now);
 	s->counted = end - s->run_tsc;
 	n = sample_budget_add(&s->budget, s->counted);
 	if (cfg->wall)

@@ -47,6 +47,7 @@ struct vcpu_sample {
 	uint64_t run_tsc;	/* the last KVM_RUN's start (wall: the last exit) */
 	uint64_t steal_seen;	/* KVM steal time already taken off, ns */
 	uint64_t counted;	/* TSC ticks the last run added */
+	uint64_t kick_ticks;	/* the least kick's way out seen, 0: none */
 	uint64_t taken, idle;	/* samples taken; periods that found idle */
 };
 
