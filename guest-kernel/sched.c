@@ -13,8 +13,23 @@
 #include "pmu_guest.h"
 #include "pmu_switch.h"
 #include "sync.h"
+#include "stat.h"
 #include "task.h"
 #include "vclock.h"
+
+/*
+ * The VMM names the running thread from TSS.rsp0 alone (uapi/stat.h): a
+ * field added to struct task before these moves them, and the build stops
+ * here until uapi/stat.h's PV_TASK_* follow.
+ */
+#define SAMPLED(what, off)	_Static_assert(__builtin_offsetof what == (off), \
+				       "vmm record's sampled layout: " #off)
+SAMPLED((struct tss, rsp0), PV_TSS_RSP0);
+SAMPLED((struct task, proc), PV_TASK_PROC);
+SAMPLED((struct task, tid), PV_TASK_TID);
+SAMPLED((struct task, comm), PV_TASK_COMM);
+SAMPLED((struct proc, pid), PV_PROC_PID);
+_Static_assert(KSTACK_SIZE == PV_KSTACK_SIZE, "vmm record's sampled layout");
 
 struct spinlock bkl;			/* entry.S takes it too */
 static struct task *runq_head, *runq_tail;

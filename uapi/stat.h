@@ -37,4 +37,20 @@ struct pv_sample {
 
 _Static_assert(sizeof(struct pv_sample) == 56, "sample size");
 
+/*
+ * `vmm record` sampling from the VMM side: at a host timer's exit the VMM
+ * names the thread a vCPU runs from guest memory, with no hypercall and no
+ * work at the switch.  TSS.rsp0 (TR's base + PV_TSS_RSP0, set at every
+ * thread switch) is the top of the running task's kernel stack, and the
+ * task sits at the stack's PV_KSTACK_SIZE-aligned bottom.  These offsets
+ * are the fields read there (guest-kernel/sched.c asserts them).  A task
+ * without a process (PV_TASK_PROC 0) is a vCPU's idle task.
+ */
+#define PV_KSTACK_SIZE		16384
+#define PV_TSS_RSP0		4
+#define PV_TASK_PROC		32	/* struct proc *, kernel address */
+#define PV_TASK_TID		4136	/* int32_t */
+#define PV_TASK_COMM		5168	/* char[16] */
+#define PV_PROC_PID		0	/* int32_t */
+
 #endif

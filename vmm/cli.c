@@ -28,6 +28,7 @@ enum {
 	OPT_FORMAT,
 	OPT_HOST,
 	OPT_STEP_MODE,
+	OPT_SAMPLER,
 };
 
 static const struct option run_options[] = {
@@ -51,6 +52,7 @@ static const struct option run_options[] = {
 	{ "repeat", required_argument, NULL, 'r' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "sampler", required_argument, NULL, OPT_SAMPLER },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -189,9 +191,12 @@ int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
 
 static const char record_usage[] =
 	"usage: vmm record [-e EVENT] [-c PERIOD] [-o FILE] [--format perf]\n"
-	"                  [-a] [--source tsc|step|perf] [vmm run options] [--]\n"
-	"                  PROGRAM [ARGS...]\n"
-	"  -a: system-wide, the VMM's own time per exit reason as well\n";
+	"                  [-a] [--source tsc|step|perf] [--sampler vmm|guest]\n"
+	"                  [vmm run options] [--] PROGRAM [ARGS...]\n"
+	"  -a: system-wide, the VMM's own time per exit reason as well\n"
+	"  --sampler: who takes the samples; vmm (a host timer, no guest\n"
+	"      kernel work) is the default for cycles, ref-cycles and\n"
+	"      task-clock under the tsc source, guest (virtual PMIs) else\n";
 
 /* `vmm record`: its own options on top of run's. */
 static int cli_record_opt(struct vmm_config *cfg, int c, char *err,
@@ -237,6 +242,14 @@ static int cli_record_opt(struct vmm_config *cfg, int c, char *err,
 			return -1;
 		}
 		r->perf_format = !strcmp(optarg, "perf");
+		return 0;
+	case OPT_SAMPLER:
+		if (strcmp(optarg, "vmm") && strcmp(optarg, "guest")) {
+			snprintf(err, errlen, "--sampler: vmm or guest");
+			return -1;
+		}
+		r->sampler = !strcmp(optarg, "vmm") ? SAMPLER_VMM
+						    : SAMPLER_GUEST;
 		return 0;
 	}
 	return 1;

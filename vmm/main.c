@@ -147,11 +147,15 @@ static int run_vm_tool(const struct vmm_config *cfg, struct vm *vm,
 	if (stat)
 		vm->observer = stat_prepare(&cfg->stat, vm->pmu, &bpmu, stat);
 	if (prof) {
-		if (!pmu_event_supported(vm->pmu, cfg->record.code,
+		const char *why;
+
+		if (!record_vmm_side(&cfg->record, cfg->source, &why) &&
+		    !pmu_event_supported(vm->pmu, cfg->record.code,
 					 cfg->record.mode))
 			return vmm_error(NULL, "record: the event source cannot "
 					 "count that event");
-		record_boot_pmu(&cfg->record, vm->tsc_khz, &bpmu);
+		record_prepare(&cfg->record, cfg->source, vm->tsc_khz, &bpmu,
+			       &vm->sampling);
 		record_observer(obs, &cfg->record, prof);
 		vm->observer = obs;
 	}
@@ -281,7 +285,7 @@ static int cmd_record(int argc, char **argv)
 	const void *kernel;
 	void *prog, *kbuf;
 	size_t prog_len, klen;
-	const char *out;
+	const char *out, *why;
 	char err[512];
 	int st, status;
 
@@ -291,6 +295,8 @@ static int cmd_record(int argc, char **argv)
 	if (r->system_wide && !record_event_is_cycles(r->code))
 		return vmm_error(NULL, "record -a needs a cycles event: the VMM's "
 				 "share is time");
+	if (r->sampler == SAMPLER_VMM && !record_vmm_side(r, cfg.source, &why))
+		return vmm_error("record", why);
 	status = run_inputs(&cfg, &prog, &prog_len, &kbuf, &kernel, &klen);
 	if (status)
 		return status;

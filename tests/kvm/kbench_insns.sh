@@ -92,6 +92,15 @@ if [ -n "${unc[yield]:-}" ]; then
 			"instructions, $(( c - unc[yield] )) for the counters' fold"
 	fi
 fi
+# A program that samples itself (perf_event_open, cycles:u into its mmap
+# ring, as PAPI's overflow and profil do): what each virtual PMI costs the
+# kernel, uncounted under the tsc source, where the host reports emulated
+# instructions.
+pa=$(kemul pmi 0) pb=$(kemul pmi $K)
+if [ -n "$pa" ] && [ -n "$pb" ] && [ "$pb" -gt "$pa" ]; then
+	echo "pmi: $(( (pb - pa) / K )) emulated instructions per PMI" \
+		"(perf_event sampling, one ring record; runs of 0 and $K: $pa, $pb)"
+fi
 # What one emulated instruction costs in this run, and an entry without
 # any: the line through getpid and getppid (time against instructions).
 if [ -n "${unc[getppid]:-}" ] && [ -n "${unc[getpid]:-}" ] &&

@@ -77,6 +77,28 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+int bench_self(char *self, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", self, len - 1);
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	return 0;
+}
+
+bool bench_wl_selected(const char *list, const char *wl)
+{
+	size_t len = strlen(wl);
+
+	for (const char *p = list; p; p = strchr(p, ',')) {
+		p += *p == ',';
+		if (!strncmp(p, wl, len) && (p[len] == ',' || !p[len]))
+			return true;
+	}
+	return !list;
+}
+
 double bench_median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
@@ -232,6 +254,8 @@ int cmd_bench(int argc, char **argv)
 		return bench_suite(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "overhead"))
 		return bench_overhead(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "record"))
+		return bench_record(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "report")) {
 		/* Regenerate docs/results.{md,json,csv,png} (run from the
 		 * source tree). */
@@ -247,6 +271,9 @@ int cmd_bench(int argc, char **argv)
 		     "read-cost  counter read costs inside the guest\n"
 		     "overhead   what counting with tsc/offset costs a CPU-bound\n"
 		     "           program: paired runs, wall ratio and VM exits\n"
+		     "record     what sampling costs the single-threaded workloads:\n"
+		     "           record at 1 and 10 kHz, by the VMM and in the\n"
+		     "           guest, against run, wall ratios in each round\n"
 		     "suite      workloads: overhead per policy, step source against\n"
 		     "           the ptrace oracle, cycles against native TSC and\n"
 		     "           under host preemption, where the time goes\n"
@@ -256,6 +283,8 @@ int cmd_bench(int argc, char **argv)
 	fprintf(stderr, "usage: vmm bench boot [-n N] [--json] PROGRAM\n"
 		"       vmm bench read-cost [--json] [VPMU_TEST_PROGRAM]\n"
 		"       vmm bench overhead [-n PAIRS] [--json] [PROGRAM ARGS...]\n"
+		"       vmm bench record [-n ROUNDS] [--size S] [--workloads W,...]"
+		" [--json]\n"
 		"       vmm bench suite [--size S] [--reps N] [--parts P,...]"
 		" [--workloads W,...]\n"
 		"                       [--json F] [--csv F] [--markdown F]"

@@ -3,12 +3,20 @@
 #define VMM_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 int cmd_bench(int argc, char **argv);
 int bench_suite(int argc, char **argv);
 int bench_overhead(int argc, char **argv);
+int bench_record(int argc, char **argv);
 /* The median of v[0..n-1], which it sorts. */
 double bench_median(double *v, int n);
+
+/* This vmm's own path (the build tree's programs are found from it). */
+int bench_self(char *self, size_t len);
+
+/* Is wl in the comma-separated list (NULL: every workload)? */
+bool bench_wl_selected(const char *list, const char *wl);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double bench_now_s(void);

@@ -90,7 +90,7 @@ int bench_overhead(int argc, char **argv)
 	       xcounted[OVERHEAD_MAX_PAIRS];
 	char self[4096], lbm[4200], *deflt[] = { lbm, "train", NULL };
 	char **prog = deflt;
-	int pairs = 8, c, n;
+	int pairs = 8, c;
 	bool json = false;
 
 	optind = 1;
@@ -111,10 +111,8 @@ int bench_overhead(int argc, char **argv)
 			OVERHEAD_MAX_PAIRS);
 		return VMM_EXIT_ERROR;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	if (bench_self(self, sizeof(self)))
 		return VMM_EXIT_ERROR;
-	self[n] = 0;
 	/* The build tree's lbm, next to vmm's directory. */
 	snprintf(lbm, sizeof(lbm), "%.*s/../workloads/wl-lbm.musl",
 		 (int)(strrchr(self, '/') - self), self);

@@ -464,19 +464,6 @@ static int parts_parse(const char *list)
 	return parts ? parts : -1;
 }
 
-/* Is wl in the comma-separated list (NULL: every workload)? */
-static bool wl_selected(const char *list, const char *wl)
-{
-	size_t len = strlen(wl);
-
-	for (const char *p = list; p; p = strchr(p, ',')) {
-		p += *p == ',';
-		if (!strncmp(p, wl, len) && (p[len] == ',' || !p[len]))
-			return true;
-	}
-	return !list;
-}
-
 static int suite_paths(struct suite *s, const char *oracle)
 {
 	ssize_t n = readlink("/proc/self/exe", s->self, sizeof(s->self) - 1);
@@ -628,7 +615,7 @@ int bench_suite(int argc, char **argv)
 	       "raw; step guest/oracle at tiny; preempt loaded/idle offset "
 	       "saverest. raw\n", s.size, s.reps);
 	for (size_t w = 0; w < NWL && !ret; w++) {
-		if (!wl_selected(only, wl_names[w]))
+		if (!bench_wl_selected(only, wl_names[w]))
 			continue;
 		ret = suite_workload(&s, w, &wl[res.n++]);
 	}

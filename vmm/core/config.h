@@ -29,6 +29,13 @@ struct vmm_stat {
 	int repeat;			/* -r N */
 };
 
+/* Who takes `vmm record`'s samples (--sampler). */
+enum vmm_sampler {
+	SAMPLER_AUTO = 0,	/* the VMM where it can (record.c), else guest */
+	SAMPLER_VMM,		/* a host timer per vCPU (vcpu_sample.c) */
+	SAMPLER_GUEST,		/* the guest kernel, on virtual PMIs */
+};
+
 /* `vmm record`: what to sample and where the profile goes. */
 struct vmm_record {
 	char event[48];			/* as written: "cycles", "instructions:u" */
@@ -38,6 +45,7 @@ struct vmm_record {
 	const char *output;		/* -o */
 	bool perf_format;		/* --format perf */
 	bool system_wide;		/* -a: the VMM's own time too */
+	enum vmm_sampler sampler;	/* --sampler */
 };
 
 struct vmm_file {

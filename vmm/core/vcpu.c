@@ -172,6 +172,7 @@ void vcpu_destroy(struct vcpu *v)
 	if (v->pmu.timer_made)
 		timer_delete(v->pmu.timer);
 	v->pmu.timer_made = false;
+	vcpu_sample_destroy(v);
 	if (v->run)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)
@@ -235,23 +236,29 @@ void *vcpu_thread(void *arg)
 
 	vcpu_kick_run = v->run;
 	for (;;) {
+		int r, err;
+
 		/* Clear before testing stop: a stop sets stop, then this. */
 		v->run->immediate_exit = 0;
 		if (atomic_load(&vm->stop) != VM_RUNNING)
 			break;
 		vcpu_pmu_before_run(v);
-		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
-			/* No guest exit to account: not a stale reason. */
+		vcpu_sample_before_run(v);
+		r = ioctl(v->fd, KVM_RUN, 0);
+		err = r < 0 ? errno : 0;
+		/* No guest exit to account: not a stale reason. */
+		if (r < 0)
 			v->run->exit_reason = KVM_EXIT_INTR;
-			vcpu_pmu_after_run(v);
-			if (errno == EINTR || errno == EAGAIN)
+		vcpu_pmu_after_run(v);
+		vcpu_sample_after_run(v);
+		if (r < 0) {
+			if (err == EINTR || err == EAGAIN)
 				continue;
 			vm_request_stop(vm, VM_STOP_ERROR, VMM_EXIT_ERROR,
 					"KVM_RUN on cpu %d: %s", v->id,
-					strerror(errno));
+					strerror(err));
 			break;
 		}
-		vcpu_pmu_after_run(v);
 		if (vcpu_handle_exit(v) == EXIT_STOP)
 			break;
 	}

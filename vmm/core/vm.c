@@ -308,6 +308,11 @@ static void vm_stats_print(struct vm *vm)
 				"on resume\n", i,
 				(unsigned long long)ps.carried,
 				(unsigned long long)ps.redelivered);
+		if (v->sample.budget.period)
+			fprintf(stderr, "vmm: cpu %d: %llu samples taken by the "
+				"VMM, %llu periods found the vCPU idle\n", i,
+				(unsigned long long)v->sample.taken,
+				(unsigned long long)v->sample.idle);
 		if (kvm_stats_open(&st, v->fd))
 			continue;
 		vals = calloc(st.n, sizeof(*vals));

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "vcpu_pmu.h"
+#include "vcpu_sample.h"
 
 struct kvm_run;
 struct pmu;
@@ -29,7 +30,8 @@ struct vm_observer {
 	void *ctx;
 	/* PV_HC_STAT_THREAD: an exited guest thread's counts (VM lock held). */
 	void (*thread_exit)(void *ctx, const struct pv_stat_record *r);
-	/* PV_HC_SAMPLE: one guest sample, time_ns since boot. */
+	/* One sample, time_ns since boot: the guest's (PV_HC_SAMPLE) or the
+	 * VMM's, read at a host timer's exit (vcpu_sample.c). */
 	void (*sample)(void *ctx, const struct pv_sample *r, uint64_t time_ns);
 	/* After each exit: the VMM's own time for it, in TSC cycles;
 	 * hypercall is its number for a hypercall exit, else -1. */
@@ -57,6 +59,7 @@ struct vcpu {
 	uint64_t hypercalls;
 	uint64_t hypercall_nr;		/* the last one's: rax holds its result */
 	struct vcpu_pmu pmu;		/* this vCPU's virtual PMU glue */
+	struct vcpu_sample sample;	/* record's VMM-side sampling */
 };
 
 /* Why the VM stopped; decides the VMM's exit status. */
@@ -79,6 +82,7 @@ struct vm {
 	struct step_blocks *blocks;	/* step source by blocks, or NULL */
 	bool steal_time;		/* KVM offers the steal-time MSR */
 	const struct vm_observer *observer;	/* the tool watching, or NULL */
+	struct vm_sampling sampling;	/* record from the VMM side, or 0 */
 	uint64_t kstat_gpa;		/* struct pv_kstat (PV_HC_KSTAT), or 0 */
 	uint64_t boot_tsc;
 	pthread_t populate_thread;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * `vmm record`: the guest kernel takes the samples (PV_HC_SAMPLE); the core
- * reports them, and with -a the VMM's own time per exit, to this observer,
- * which stores them in a profile (profile.h).
+ * `vmm record`: the VMM takes the samples at a host timer (vcpu_sample.c)
+ * where it can, else the guest kernel on virtual PMIs (PV_HC_SAMPLE); the
+ * core reports them, and with -a the VMM's own time per exit, to this
+ * observer, which stores them in a profile (profile.h).
  */
 #include <string.h>
 
@@ -17,9 +18,39 @@ bool record_event_is_cycles(uint16_t code)
 	return code == PV_EVENT_CYCLES || code == PV_EVENT_REF_CYCLES;
 }
 
-void record_boot_pmu(const struct vmm_record *r, uint64_t tsc_khz,
-		     struct boot_pmu *bpmu)
+bool record_vmm_side(const struct vmm_record *r, const char *source,
+		     const char **why)
 {
+	*why = NULL;
+	if (r->sampler == SAMPLER_GUEST)
+		return false;
+	/* The step source's exact counts need its zero skid: in the guest. */
+	if (strcmp(source, "tsc"))
+		*why = "--sampler vmm needs the tsc source";
+	else if (!record_event_is_cycles(r->code) &&
+		 r->code != PV_EVENT_TASK_CLOCK)
+		*why = "--sampler vmm samples cycles, ref-cycles or task-clock";
+	return !*why;
+}
+
+void record_prepare(const struct vmm_record *r, const char *source,
+		    uint64_t tsc_khz, struct boot_pmu *bpmu,
+		    struct vm_sampling *vs)
+{
+	const char *why;
+
+	*vs = (struct vm_sampling){ 0 };
+	if (record_vmm_side(r, source, &why)) {
+		/* The guest kernel samples nothing: its record period is 0. */
+		vs->wall = r->code == PV_EVENT_TASK_CLOCK;
+		vs->period = r->period ? r->period : vs->wall ?
+			     RECORD_TASK_CLOCK_PERIOD : tsc_khz;
+		vs->period_tsc = vs->wall ? vs->period * tsc_khz / 1000000
+					  : vs->period;
+		if (!vs->period_tsc)
+			vs->period_tsc = 1;
+		return;
+	}
 	bpmu->record_evtsel = boot_evtsel(r->code, r->mode);
 	/* Default: 1 kHz of cycles, or every RECORD_DEFAULT_PERIOD others. */
 	bpmu->record_period = r->period ? r->period :

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `vmm record`'s VMM-side sampling (vmm/core/vcpu_sample.c) without KVM:
+ * the period budget, the guest thread read from a fake guest memory laid
+ * out as uapi/stat.h says, a sample taken at an exit past the period, and
+ * what of a run past the timer's deadline counts.
+ */
+#include <linux/kvm.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <x86intrin.h>
+#include <cmocka.h>
+
+#include "layout.h"
+#include "stat.h"
+#include "vcpu.h"
+
+#define MEM_SIZE	(4 << 20)
+#define TSS_GPA		0x1000
+#define TASK_GPA	0x8000		/* 16 KiB-aligned */
+#define PROC_GPA	0x20000
+#define KVA(gpa)	(PV_KERNEL_BASE + (gpa))
+
+struct fixture {
+	struct vmm_config cfg;
+	struct vm vm;
+	struct vcpu v;
+	struct vm_observer obs;
+	struct pv_sample got[4];
+	int ngot;
+};
+
+static void put_u64(struct vm *vm, uint64_t gpa, uint64_t val)
+{
+	memcpy(vm->mem + gpa, &val, 8);
+}
+
+static void put_u32(struct vm *vm, uint64_t gpa, uint32_t val)
+{
+	memcpy(vm->mem + gpa, &val, 4);
+}
+
+/* A running thread 42 of process 40, "worker", as the guest kernel has it. */
+static void guest_thread(struct vm *vm, uint64_t proc_va)
+{
+	put_u64(vm, TSS_GPA + PV_TSS_RSP0, KVA(TASK_GPA) + PV_KSTACK_SIZE);
+	put_u64(vm, TASK_GPA + PV_TASK_PROC, proc_va);
+	put_u32(vm, TASK_GPA + PV_TASK_TID, 42);
+	memcpy(vm->mem + TASK_GPA + PV_TASK_COMM, "worker", 7);
+	put_u32(vm, PROC_GPA + PV_PROC_PID, 40);
+}
+
+static void observe(void *ctx, const struct pv_sample *r, uint64_t time_ns)
+{
+	struct fixture *f = ctx;
+
+	(void)time_ns;
+	if (f->ngot < 4)
+		f->got[f->ngot++] = *r;
+}
+
+/* One fixture, zeroed for each test: the tests run one at a time. */
+static int setup(void **state)
+{
+	static uint8_t mem[MEM_SIZE];
+	static struct kvm_run run;
+	static struct fixture f;
+
+	memset(mem, 0, sizeof(mem));
+	memset(&run, 0, sizeof(run));
+	f = (struct fixture){
+		.vm = { .cfg = &f.cfg, .mem = mem, .mem_size = MEM_SIZE,
+			.ncpus = 1, .tsc_khz = 2000000, .observer = &f.obs },
+		.v = { .vm = &f.vm, .run = &run },
+		.obs = { .ctx = &f, .sample = observe },
+	};
+	*state = &f;
+	return 0;
+}
+
+static void test_budget_periods(void **state)
+{
+	struct sample_budget b = { .period = 1000 };
+
+	(void)state;
+	assert_int_equal(sample_budget_add(&b, 999), 0);
+	assert_int_equal(sample_budget_add(&b, 1), 1);
+	assert_int_equal(b.acc, 0);
+	/* A late kick: one sample standing for three periods, rest kept. */
+	assert_int_equal(sample_budget_add(&b, 3250), 3);
+	assert_int_equal(b.acc, 250);
+}
+
+static void test_budget_steal(void **state)
+{
+	struct sample_budget b = { .period = 1000 };
+
+	(void)state;
+	sample_budget_steal(&b, 1500);
+	assert_int_equal(sample_budget_add(&b, 1000), 0);
+	assert_int_equal(b.debt, 500);
+	assert_int_equal(sample_budget_add(&b, 1400), 0);
+	assert_int_equal(b.acc, 900);
+	assert_int_equal(b.debt, 0);
+	assert_int_equal(sample_budget_add(&b, 100), 1);
+}
+
+static void test_thread_read(void **state)
+{
+	struct fixture *f = *state;
+	struct pv_sample s = { 0 };
+
+	guest_thread(&f->vm, KVA(PROC_GPA));
+	assert_true(vcpu_sample_thread(&f->vm, KVA(TSS_GPA), &s));
+	assert_int_equal(s.pid, 40);
+	assert_int_equal(s.tid, 42);
+	assert_string_equal(s.comm, "worker");
+}
+
+static void test_thread_idle_or_bad(void **state)
+{
+	struct fixture *f = *state;
+	struct pv_sample s = { 0 };
+
+	/* The idle task has no process: not sampled. */
+	guest_thread(&f->vm, 0);
+	assert_false(vcpu_sample_thread(&f->vm, KVA(TSS_GPA), &s));
+	/* A process pointer outside RAM, a user-half TR base, a stack top
+	 * that is not a stack's: no sample, and no read outside RAM. */
+	guest_thread(&f->vm, KVA(MEM_SIZE));
+	assert_false(vcpu_sample_thread(&f->vm, KVA(TSS_GPA), &s));
+	guest_thread(&f->vm, KVA(PROC_GPA));
+	assert_false(vcpu_sample_thread(&f->vm, TSS_GPA, &s));
+	put_u64(&f->vm, TSS_GPA + PV_TSS_RSP0, KVA(TASK_GPA) + 8);
+	assert_false(vcpu_sample_thread(&f->vm, KVA(TSS_GPA), &s));
+	put_u64(&f->vm, TSS_GPA + PV_TSS_RSP0, KVA(MEM_SIZE) + PV_KSTACK_SIZE);
+	assert_false(vcpu_sample_thread(&f->vm, KVA(TSS_GPA), &s));
+}
+
+/* An exit two and a half periods after the run began: one sample of two
+ * periods, where the vCPU stood, named after the running thread. */
+static void test_exit_takes_sample(void **state)
+{
+	struct fixture *f = *state;
+	struct kvm_run *run = f->v.run;
+	const uint64_t period = 1000000000;	/* 0.5 s at 2 GHz */
+
+	guest_thread(&f->vm, KVA(PROC_GPA));
+	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
+					       .period = period };
+	f->v.sample.budget.period = period;
+	f->v.sample.run_tsc = __rdtsc() - period * 5 / 2;
+	run->exit_reason = KVM_EXIT_INTR;
+	run->s.regs.sregs.tr.base = KVA(TSS_GPA);
+	run->s.regs.sregs.cs.selector = 0x33;
+	run->s.regs.regs.rip = 0x401234;
+	vcpu_sample_after_run(&f->v);
+	assert_int_equal(f->ngot, 1);
+	assert_int_equal(f->got[0].tid, 42);
+	assert_int_equal(f->got[0].pid, 40);
+	assert_int_equal(f->got[0].ip, 0x401234);
+	assert_int_equal(f->got[0].user, 1);
+	assert_int_equal(f->got[0].period, 2 * period);
+	assert_true(f->v.sample.rearm);
+
+	/* At CPL3 but at LSTAR (kvm_pvm's syscall): the kernel's. */
+	f->v.sample.run_tsc = __rdtsc() - period * 3 / 2;
+	run->s.regs.regs.rip = KVA(0x200100);
+	vcpu_sample_after_run(&f->v);
+	assert_int_equal(f->ngot, 2);
+	assert_int_equal(f->got[1].user, 0);
+
+	/* Idle: the period ends, no sample. */
+	guest_thread(&f->vm, 0);
+	f->v.sample.run_tsc = __rdtsc() - period * 3 / 2;
+	vcpu_sample_after_run(&f->v);
+	assert_int_equal(f->ngot, 2);
+	assert_int_equal(f->v.sample.idle, 1);
+}
+
+/* Time past the timer's deadline is the kick's way out, not the thread's. */
+static void test_exit_clipped_at_deadline(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t period = 1000000000;
+	uint64_t now = __rdtsc();
+
+	guest_thread(&f->vm, KVA(PROC_GPA));
+	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
+					       .period = period };
+	f->v.run->s.regs.sregs.tr.base = KVA(TSS_GPA);
+	f->v.sample.budget.period = period;
+	f->v.sample.run_tsc = now - period * 5 / 2;
+	f->v.sample.deadline_tsc = now - period * 2;
+	vcpu_sample_after_run(&f->v);
+	assert_int_equal(f->ngot, 0);
+	assert_int_equal(f->v.sample.budget.acc, period / 2);
+}
+
+/* A kick held through kernel code (kvm_pvm) comes back later than the
+ * least kick seen: the time beyond that least way out is the thread's. */
+static void test_exit_held_kick(void **state)
+{
+	struct fixture *f = *state;
+	struct vcpu_sample *s = &f->v.sample;
+	const uint64_t period = 1000000000000ull;
+	uint64_t now = __rdtsc();
+
+	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
+					       .period = period };
+	f->v.run->exit_reason = KVM_EXIT_INTR;
+	s->budget.period = period;
+	s->run_tsc = now - 1000000;
+	s->deadline_tsc = now - 10000;
+	vcpu_sample_after_run(&f->v);
+	assert_int_equal(s->counted, 990000);
+	assert_in_range(s->kick_ticks, 10000, 100000);
+
+	now = __rdtsc();
+	s->run_tsc = now - 2000000;
+	s->deadline_tsc = now - 500000;
+	vcpu_sample_after_run(&f->v);
+	assert_in_range(s->counted, 1800000, 1990000);
+	assert_in_range(s->kick_ticks, 10000, 100000);
+	assert_int_equal(f->ngot, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_budget_periods),
+		cmocka_unit_test(test_budget_steal),
+		cmocka_unit_test_setup(test_thread_read, setup),
+		cmocka_unit_test_setup(test_thread_idle_or_bad, setup),
+		cmocka_unit_test_setup(test_exit_takes_sample, setup),
+		cmocka_unit_test_setup(test_exit_clipped_at_deadline, setup),
+		cmocka_unit_test_setup(test_exit_held_kick, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `vmm record` sampling from the VMM side (vcpu_sample.h).  Each vCPU
+ * thread has a one-shot CLOCK_MONOTONIC timer whose signal is the VMM's
+ * kick (SIGUSR1: KVM_RUN returns EINTR).  The time of each KVM_RUN, less
+ * the KVM steal time reported since, is the thread's time as the tsc
+ * source's cycles count it: a period ends at the first exit past it (the
+ * timer's, or any other), where the sample is read from the exit's state.
+ * The timer is aimed again only after a sample, or when it may have fired
+ * while the VMM handled an exit (that kick is cleared with immediate_exit).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "layout.h"
+#include "stat.h"
+#include "vcpu.h"
+#include "vcpu_sample.h"
+
+#define VCPU_SAMPLE_MIN_NS	100000	/* 10 kHz of kicks at most */
+
+void sample_budget_steal(struct sample_budget *b, uint64_t ticks)
+{
+	b->debt += ticks;
+}
+
+uint64_t sample_budget_add(struct sample_budget *b, uint64_t ticks)
+{
+	uint64_t off = ticks < b->debt ? ticks : b->debt, n;
+
+	b->debt -= off;
+	b->acc += ticks - off;
+	if (!b->period || b->acc < b->period)
+		return 0;
+	n = b->acc / b->period;
+	b->acc %= b->period;
+	return n;
+}
+
+/* The guest kernel maps all RAM at PV_KERNEL_BASE: its addresses are GPAs. */
+static const uint8_t *kernel_ptr(struct vm *vm, uint64_t va, uint64_t len)
+{
+	if (va < PV_KERNEL_BASE)
+		return NULL;
+	return vm_gpa_to_hva(vm, va - PV_KERNEL_BASE, len);
+}
+
+bool vcpu_sample_thread(struct vm *vm, uint64_t tss_base, struct pv_sample *s)
+{
+	const uint8_t *tss, *task, *proc;
+	uint64_t rsp0, proc_va;
+
+	tss = kernel_ptr(vm, tss_base, PV_TSS_RSP0 + 8);
+	if (!tss)
+		return false;
+	memcpy(&rsp0, tss + PV_TSS_RSP0, 8);
+	if (rsp0 & (PV_KSTACK_SIZE - 1))
+		return false;
+	task = kernel_ptr(vm, rsp0 - PV_KSTACK_SIZE, PV_TASK_COMM + 16);
+	if (!task)
+		return false;
+	memcpy(&proc_va, task + PV_TASK_PROC, 8);
+	proc = proc_va ? kernel_ptr(vm, proc_va, PV_PROC_PID + 4) : NULL;
+	if (!proc)
+		return false;
+	memcpy(&s->pid, proc + PV_PROC_PID, 4);
+	memcpy(&s->tid, task + PV_TASK_TID, 4);
+	memcpy(s->comm, task + PV_TASK_COMM, sizeof(s->comm));
+	return true;
+}
+
+/* The timer's signal goes to this thread alone: created on it. */
+static void vcpu_sample_start(struct vcpu *v, uint64_t now)
+{
+	struct vcpu_sample *s = &v->sample;
+	struct sigevent sev = { 0 };
+
+	s->budget.period = v->vm->sampling.period_tsc;
+	s->steal_seen = v->pmu.steal_seen;
+	s->run_tsc = now;
+	s->rearm = true;
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGUSR1;
+	sev._sigev_un._tid = gettid();
+	if (timer_create(CLOCK_MONOTONIC, &sev, &s->timer))
+		fprintf(stderr, "vmm: cpu %d: no sampling timer: %m (samples "
+			"only at other exits)\n", v->id);
+	else
+		s->timer_made = true;
+}
+
+/*
+ * Fire when the rest of the period has run, if none of it is excluded; not
+ * sooner than VCPU_SAMPLE_MIN_NS, or a short period's kicks outrun KVM's
+ * entry and the guest never runs (the sample then stands for more periods:
+ * the VMM side's throttling).
+ */
+static void vcpu_sample_arm(struct vcpu *v, uint64_t now)
+{
+	struct vcpu_sample *s = &v->sample;
+	uint64_t rem = s->budget.period - s->budget.acc;
+	uint64_t ns = rem * 1000000 / v->vm->tsc_khz;
+	struct itimerspec its = { 0 };
+
+	if (ns < VCPU_SAMPLE_MIN_NS) {
+		ns = VCPU_SAMPLE_MIN_NS;
+		rem = ns * v->vm->tsc_khz / 1000000;
+	}
+	its.it_value.tv_sec = ns / 1000000000;
+	its.it_value.tv_nsec = ns % 1000000000;
+	if (s->timer_made)
+		timer_settime(s->timer, 0, &its, NULL);
+	s->deadline_tsc = now + rem;
+	s->rearm = false;
+}
+
+void vcpu_sample_before_run(struct vcpu *v)
+{
+	const struct vm_sampling *cfg = &v->vm->sampling;
+	struct vcpu_sample *s = &v->sample;
+	uint64_t now;
+
+	if (!cfg->period_tsc)
+		return;
+	now = __rdtsc();
+	if (!s->budget.period)
+		vcpu_sample_start(v, now);
+	/* The MONOTONIC timer and the TSC deadline may disagree by a little:
+	 * in the period's last eighth the kick may be spent already. */
+	if (s->rearm || now + (s->budget.period >> 3) >= s->deadline_tsc)
+		vcpu_sample_arm(v, now);
+	if (!cfg->wall)
+		s->run_tsc = now;
+}
+
+/* n periods ended at this exit: one sample where the vCPU stands. */
+static void vcpu_sample_take(struct vcpu *v, uint64_t n, uint64_t now)
+{
+	const struct vm_observer *o = v->vm->observer;
+	const struct kvm_run *run = v->run;
+	struct pv_sample smp = { 0 };
+
+	v->sample.rearm = true;
+	if (!vcpu_sample_thread(v->vm, run->s.regs.sregs.tr.base, &smp)) {
+		v->sample.idle += n;
+		return;
+	}
+	smp.cpu = v->id;
+	smp.ip = run->s.regs.regs.rip;
+	/* kvm_pvm's `syscall` jumps to LSTAR still at CPL3: the kernel's. */
+	smp.user = (run->s.regs.sregs.cs.selector & 3) == 3 &&
+		   smp.ip < PV_KERNEL_BASE;
+	smp.time_tsc = now;
+	smp.period = n * v->vm->sampling.period;
+	v->sample.taken++;
+	if (o && o->sample)
+		o->sample(o->ctx, &smp, (now - v->vm->boot_tsc) * 1000000 /
+			  v->vm->tsc_khz);
+}
+
+/*
+ * Where the thread's time ended in a run past the timer's deadline.  The
+ * kick's own way out (the signal, the exit from the guest: about 100 us
+ * from user code on kvm_pvm) is not the thread's, and counted it brought
+ * the next kick sooner until the kicks fed on themselves.  But kvm_pvm
+ * holds a kick through emulated kernel code until the return to user
+ * mode, and that kernel work is the thread's: only the least way out seen
+ * (a kick's KVM_EXIT_INTR, never another exit's) is left out.
+ */
+static uint64_t vcpu_sample_kick_end(struct vcpu_sample *s, uint32_t reason,
+				     uint64_t now)
+{
+	uint64_t late = now - s->deadline_tsc;
+
+	if (reason == KVM_EXIT_INTR && (!s->kick_ticks || late < s->kick_ticks))
+		s->kick_ticks = late;
+	if (!s->kick_ticks || late <= s->kick_ticks)
+		return s->deadline_tsc;
+	return now - s->kick_ticks;
+}
+
+void vcpu_sample_after_run(struct vcpu *v)
+{
+	const struct vm_sampling *cfg = &v->vm->sampling;
+	struct vcpu_sample *s = &v->sample;
+	uint64_t now, end, steal, n;
+
+	if (!cfg->period_tsc || !s->budget.period)
+		return;
+	now = __rdtsc();
+	if (!cfg->wall) {
+		/* KVM reports steal at each entry: this exit's is preemption
+		 * since the last but one, of which only the last run's counted
+		 * part was the thread's (the rest is excluded already). */
+		steal = (v->pmu.steal_seen - s->steal_seen) *
+			v->vm->tsc_khz / 1000000;
+		s->steal_seen = v->pmu.steal_seen;
+		sample_budget_steal(&s->budget, steal < s->counted ? steal
+								   : s->counted);
+	}
+	end = now;
+	if (now > s->deadline_tsc && s->deadline_tsc > s->run_tsc)
+		end = vcpu_sample_kick_end(s, v->run->exit_reason, now);
+	s->counted = end - s->run_tsc;
+	n = sample_budget_add(&s->budget, s->counted);
+	if (cfg->wall)
+		s->run_tsc = now;
+	if (n)
+		vcpu_sample_take(v, n, now);
+}
+
+void vcpu_sample_destroy(struct vcpu *v)
+{
+	if (v->sample.timer_made)
+		timer_delete(v->sample.timer);
+	v->sample.timer_made = false;
+}
