@@ -189,8 +189,14 @@ static int64_t hc_memcpy(struct vcpu *v, uint64_t dst, uint64_t src,
 	return 0;
 }
 
-static int64_t hc_memset(struct vcpu *v, uint64_t dst, uint64_t c,
-			 uint64_t len)
+/*
+ * fill() over the guest's [dst, dst + len), a mapped piece at a time, for
+ * writing: 0, -EFAULT where a piece is not mapped writable, or fill()'s
+ * own error.
+ */
+static int64_t hc_fill(struct vcpu *v, uint64_t dst, uint64_t len,
+		       int (*fill)(uint8_t *d, uint64_t n, uint64_t arg),
+		       uint64_t arg)
 {
 	uint64_t cr3 = vcpu_sregs(v)->cr3;
 
@@ -199,36 +205,37 @@ static int64_t hc_memset(struct vcpu *v, uint64_t dst, uint64_t c,
 	while (len) {
 		uint64_t n = hc_chunk(dst, len);
 		uint8_t *d = hc_va(v, cr3, dst, n, true);
+		int err;
 
 		if (!d)
 			return -EFAULT;
-		memset(d, (int)c, n);
+		err = fill(d, n, arg);
+		if (err)
+			return err;
 		dst += n;
 		len -= n;
 	}
 	return 0;
 }
 
-/* The guest's random bytes are the host's: getrandom(2), its CSPRNG. */
-static int64_t hc_random(struct vcpu *v, uint64_t dst, uint64_t len)
+static int fill_byte(uint8_t *d, uint64_t n, uint64_t c)
 {
-	uint64_t cr3 = vcpu_sregs(v)->cr3;
+	memset(d, (int)c, n);
+	return 0;
+}
 
-	if (dst + len < dst)
-		return -EFAULT;
-	while (len) {
-		uint64_t n = hc_chunk(dst, len);
-		uint8_t *d = hc_va(v, cr3, dst, n, true);
-		ssize_t got;
+/* The guest's random bytes are the host's: getrandom(2), its CSPRNG. */
+static int fill_random(uint8_t *d, uint64_t n, uint64_t unused)
+{
+	(void)unused;
+	while (n) {
+		ssize_t got = getrandom(d, n, 0);
 
-		if (!d)
-			return -EFAULT;
-		got = getrandom(d, n, 0);
 		if (got < 0 && errno != EINTR)
 			return -EIO;
 		if (got > 0) {
-			dst += (uint64_t)got;
-			len -= (uint64_t)got;
+			d += got;
+			n -= (uint64_t)got;
 		}
 	}
 	return 0;
@@ -340,7 +347,7 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		ret = hc_memcpy(v, r->rdi, r->rsi, r->r10);
 		break;
 	case PV_HC_MEMSET:
-		ret = hc_memset(v, r->rdi, r->rsi, r->r10);
+		ret = hc_fill(v, r->rdi, r->r10, fill_byte, r->rsi);
 		break;
 	case PV_HC_FPU_SWITCH:
 		ret = hc_fpu_switch(v, r->rdi, r->rsi);
@@ -349,7 +356,7 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 		ret = hc_pt_fill(v, r->rdi, r->rsi, r->r10);
 		break;
 	case PV_HC_RANDOM:
-		ret = hc_random(v, r->rdi, r->rsi);
+		ret = hc_fill(v, r->rdi, r->rsi, fill_random, 0);
 		break;
 	default:
 		ret = v->pmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
