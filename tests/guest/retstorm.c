@@ -24,6 +24,9 @@
 #define FIB_N	24
 
 static atomic_int stop;
+/* Read at every region: fib() is pure, and clang would otherwise call it
+ * once, outside the loop of regions. */
+static volatile long fib_n = FIB_N;
 
 static __attribute__((noinline)) long fib(long n)
 {
@@ -37,7 +40,7 @@ static long long region(int fd, long *out)
 
 	ioctl(fd, PERF_EVENT_IOC_RESET, 0);
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	*out = fib(FIB_N);
+	*out = fib(fib_n);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (read(fd, &v, sizeof(v)) != sizeof(v))
 		return -1;
