@@ -20,12 +20,7 @@
 static const int itimer_sig[3] = { SIGALRM, SIGVTALRM, SIGPROF };
 
 /* Processes with a timer armed, through proc.itimer_next. */
-static struct proc *itimer_procs;
-
-bool itimer_any(void)
-{
-	return itimer_procs != NULL;
-}
+struct proc *itimer_procs;
 
 static u64 tsc_from_tv(const s64 tv[2])
 {
@@ -143,8 +138,7 @@ s64 sys_getitimer(u64 which, u64 uval, u64 a2, u64 a3, u64 a4, u64 a5)
 	(void)a2, (void)a3, (void)a4, (void)a5;
 	if (which > ITIMER_PROF)
 		return -EINVAL;
-	if (t->proc->itimer_on)
-		itimer_fire(t, rdtsc());
+	itimer_return(t);
 	return itimer_get(t->proc, (int)which, uval, rdtsc());
 }
 

@@ -453,7 +453,8 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 	struct cpu *c = t->cpu;
 	bool want;
 
-	itimer_return(t);
+	if (unlikely(itimer_any()))
+		itimer_return(t);
 	for (;;) {
 		if (unlikely(timed_head != NULL))
 			timers_check();

@@ -231,7 +231,12 @@ u64 tsc_from_ns(u64 ns);
 u64 ns_from_tsc(u64 tsc);
 
 /* itimer.c */
-bool itimer_any(void);
+extern struct proc *itimer_procs;	/* with a timer armed */
+/* Inline: every slow return to user mode asks (sched.c). */
+static inline bool itimer_any(void)
+{
+	return itimer_procs != NULL;
+}
 void itimer_return(struct task *t);	/* on the way to user mode */
 void itimer_check_real(void);		/* at a tick */
 void itimer_proc_exit(struct proc *p);
