@@ -116,7 +116,7 @@ void pmu_counter_set(struct pmu_vcpu *v, unsigned int idx, uint64_t value)
 }
 
 /* Time-based: host steal time is not the guest's. */
-static bool pmu_counter_counts_time(const struct pmu_counter *c)
+bool pmu_counter_counts_time(const struct pmu_counter *c)
 {
 	unsigned int f = c->src->ops->flags;
 

@@ -82,6 +82,7 @@ uint64_t pmu_counter_phys(struct pmu_vcpu *v, unsigned int idx);
 void pmu_counter_fold(struct pmu_vcpu *v, unsigned int idx);
 void pmu_counter_update(struct pmu_vcpu *v, unsigned int idx);
 void pmu_vcpu_fold_all(struct pmu_vcpu *v);
+bool pmu_counter_counts_time(const struct pmu_counter *c);
 void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles);
 void pmu_vcpu_publish(struct pmu_vcpu *v);
 

@@ -204,8 +204,10 @@ bool pmu_vcpu_wants_kernel_step(const struct pmu_vcpu *v)
 	for (unsigned int i = 0; i < PMU_NR; i++) {
 		const struct pmu_counter *c = &v->ctr[i];
 
+		/* The step source's cycles are time: stepping the kernel
+		 * for them only slowed it (130 exits a system call). */
 		if (c->running && c->src && c->src->ops->kernel_step &&
-		    (c->mode & PMU_MODE_OS))
+		    (c->mode & PMU_MODE_OS) && !pmu_counter_counts_time(c))
 			return true;
 	}
 	return false;

@@ -163,6 +163,11 @@ static void test_step_reads_guest_counts(void **state)
 	/* Disabled, nothing needs CPL0 stepping any more. */
 	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 0x1);
 	assert_false(pmu_vcpu_wants_kernel_step(f->v));
+	/* Nor do the source's cycles of both modes: they are time. */
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 3,
+		 evtsel(PV_EVENT_CYCLES, EVT_ALL));
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 0x9);
+	assert_false(pmu_vcpu_wants_kernel_step(f->v));
 	fx_free(f);
 }
 
