@@ -235,6 +235,68 @@ void kpmu_task_free(struct task *t)
 	t->tpage = NULL;
 }
 
+/* ---- the mode clock: cycles of user and kernel mode apart ---- */
+
+/*
+ * Started where the kernel first sees the VMM ask for it, at 0 in kernel
+ * mode: the VMM reads 0 user cycles until then (pv_vpmu_user_tsc()), so
+ * the count goes on from there without a jump.  Under the tsc source the
+ * fast system-call dispatch takes no entry stamp, so from now on every
+ * call goes through syscall_dispatch(); getpid and gettid, leaves that
+ * save nothing, still do not, and their few instructions count as user
+ * time, as do the step source's counting traps (#DB, #BP) it serves in
+ * entry.S.
+ */
+static void mode_clock_start(struct pv_vpmu_vcpu_page *vp)
+{
+	struct pv_vpmu_guest_cpu *g = &vp->guest;
+
+	if (g->clock_on)
+		return;
+	g->in_user = 0;
+	g->user_tsc = 0;
+	__atomic_store_n(&g->clock_on, 1, __ATOMIC_RELEASE);
+	if (!syscall_slow) {
+		syscall_slow = true;
+		syscall_init();
+	}
+}
+
+static u64 mode_clock_steal(void)
+{
+	const struct pv_steal_record *r = current_task()->cpu->steal;
+
+	return r ? r->steal : 0;
+}
+
+static void mode_clock_entry(struct pv_vpmu_vcpu_page *vp)
+{
+	struct pv_vpmu_guest_cpu *g = &vp->guest;
+	u64 steal;
+
+	mode_clock_start(vp);
+	g->entries++;
+	if (g->in_user) {
+		steal = mode_clock_steal();
+		g->user_tsc += pv_vpmu_user_stretch(vp, rdtsc(),
+						    steal - g->steal_mark);
+		g->steal_mark = steal;
+		g->in_user = 0;
+	}
+}
+
+static void mode_clock_return(struct pv_vpmu_vcpu_page *vp)
+{
+	struct pv_vpmu_guest_cpu *g = &vp->guest;
+
+	mode_clock_start(vp);
+	if (!g->in_user) {
+		g->steal_mark = mode_clock_steal();
+		g->user_base = g->user_tsc - rdtsc();
+		g->in_user = 1;
+	}
+}
+
 /* ---- the step source: exact user instructions by single-stepping ---- */
 
 /*
@@ -246,7 +308,9 @@ void kpmu_user_return(struct task *t, struct trapframe *tf)
 {
 	struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
 
-	if (!vp || !vp->step.enable) {
+	if (vp && (vp->step.enable & PV_STEP_MODE_CLOCK))
+		mode_clock_return(vp);
+	if (!vp || !(vp->step.enable & 1)) {
 		tf->rflags &= ~RFLAGS_TF;
 		return;
 	}
@@ -270,6 +334,10 @@ _Static_assert(sizeof(struct trapframe) == sizeof(struct pv_step_frame) &&
 void kpmu_step_entry(struct pv_vpmu_vcpu_page *vp, struct trapframe *tf,
 		     u64 back)
 {
+	if (vp->step.enable & PV_STEP_MODE_CLOCK)
+		mode_clock_entry(vp);
+	if (!(vp->step.enable & PV_STEP_BLOCKS))
+		return;
 	if (vp->step.rip != tf->rip - back)
 		hcall(PV_HC_STEP_ACCOUNT, vp->step.rip, tf->rip - back, V2P(tf));
 	vp->step.rip = tf->rip - back;	/* the VMM may have moved tf->rip */

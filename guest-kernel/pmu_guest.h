@@ -29,7 +29,10 @@ int kpmu_task_alloc_page(struct task *t);
 void kpmu_task_config_changed(struct task *t);
 uint64_t kpmu_task_count(struct task *t, int idx);
 void kpmu_task_free(struct task *t);
-/* The step source runs on this vCPU (its page): user code is stepped. */
+/*
+ * The VMM wants the kernel's return-to-user work on this vCPU (its page):
+ * the step source steps user code, or a counter reads the mode clock.
+ */
 static inline bool kpmu_step_on(const struct pv_vpmu_vcpu_page *vp)
 {
 	return vp->step.enable != 0;
@@ -42,7 +45,7 @@ void kpmu_user_return(struct task *t, struct trapframe *tf);
 void kpmu_step_count_insn(struct pv_vpmu_vcpu_page *vp);
 static inline void kpmu_count_trap_insn(struct pv_vpmu_vcpu_page *vp)
 {
-	if (__builtin_expect(kpmu_step_on(vp), 0))
+	if (__builtin_expect(vp->step.enable & 1, 0))
 		kpmu_step_count_insn(vp);
 }
 /*
@@ -59,7 +62,8 @@ void kpmu_step_entry(struct pv_vpmu_vcpu_page *vp, struct trapframe *tf,
 static inline void kpmu_user_entry(struct pv_vpmu_vcpu_page *vp,
 				   struct trapframe *tf, u64 back)
 {
-	if (__builtin_expect(vp->step.enable & PV_STEP_BLOCKS, 0))
+	if (__builtin_expect(vp->step.enable &
+			     (PV_STEP_BLOCKS | PV_STEP_MODE_CLOCK), 0))
 		kpmu_step_entry(vp, tf, back);
 }
 bool kpmu_debug_trap(struct trapframe *tf);

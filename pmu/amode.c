@@ -135,11 +135,24 @@ bool pmu_counter_counts_time(const struct pmu_counter *c)
  */
 void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles)
 {
+	/*
+	 * A counter of one mode drops it only if the vCPU was in that mode
+	 * at this exit.  The user time the clock counted at the exit's fold
+	 * had all steal left out up to the previous exit, so this exit's
+	 * news is user time only if the exit came in user mode; in kernel
+	 * mode the user time stands still, and kernel time (the rest) has
+	 * counted all of it.
+	 */
+	unsigned int now = v->page && v->page->guest.clock_on &&
+		v->page->guest.in_user ? PMU_MODE_USR : PMU_MODE_OS;
+
 	for (unsigned int i = 0; i < PMU_NR; i++) {
 		struct pmu_counter *c = &v->ctr[i];
 		uint64_t drop;
 
 		if (!c->enabled || c->running || !pmu_counter_counts_time(c))
+			continue;
+		if ((c->mode & PMU_MODE_ALL) != PMU_MODE_ALL && !(c->mode & now))
 			continue;
 		drop = cycles < c->run_events ? cycles : c->run_events;
 		c->run_events -= drop;
@@ -152,7 +165,7 @@ static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
 			       const struct pmu_vcpu *v)
 {
 	const struct pmu *pmu = v->pmu;
-	uint32_t step = 0;
+	uint32_t step = 0, clock = 0;
 
 	p->abi_version = PV_VPMU_ABI_VERSION;
 	p->vcpu_id = v->id;
@@ -186,8 +199,15 @@ static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
 		pc->read = read;
 		pc->step_mask = read == PV_VPMU_READ_STEP ||
 			read == PV_VPMU_READ_TSC_STEP ? mask : 0;
-		pc->step_cost = read == PV_VPMU_READ_TSC_STEP ?
+		pc->step_cost = (read == PV_VPMU_READ_TSC_STEP ||
+				 read == PV_VPMU_READ_TSC_USER) &&
+			c->src->ops->step_cost ?
 			c->src->ops->step_cost(c->src, v) : 0;
+		/* Enabled, not just running: the clock must run before the
+		 * counter's start is taken from it. */
+		if (read == PV_VPMU_READ_TSC_USER ||
+		    read == PV_VPMU_READ_TSC_KERNEL)
+			clock = PV_STEP_MODE_CLOCK;
 		/* Bit 1 asks the kernel to decode branches as well.  A
 		 * kernel-only counter needs no user stepping. */
 		if (c->running && read == PV_VPMU_READ_STEP &&
@@ -198,7 +218,7 @@ static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
 	/* The guest kernel steps only while some counter needs it. */
 	if (step && pmu->step_blocks)
 		step |= PV_STEP_BLOCKS;
-	p->step.enable = step;
+	p->step.enable = step | clock;
 }
 
 /*

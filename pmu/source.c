@@ -24,3 +24,23 @@ const struct pmu_source_ops *pmu_source_lookup(const char *name)
 	}
 	return NULL;
 }
+
+uint64_t pmu_mode_cycles(const struct pmu_vcpu *v, unsigned int mode,
+			 uint64_t tsc, uint64_t traps)
+{
+	uint64_t user;
+
+	if ((mode & PMU_MODE_ALL) == PMU_MODE_ALL || !v->page)
+		return tsc - traps;
+	/* The steal seen so far (at the last exit) is not user time. */
+	user = pv_vpmu_user_time(v->page, tsc, v->steal_ns);
+	return mode & PMU_MODE_USR ? user - traps : tsc - user;
+}
+
+uint8_t pmu_mode_read(unsigned int mode, uint8_t both)
+{
+	if ((mode & PMU_MODE_ALL) == PMU_MODE_ALL)
+		return both;
+	return mode & PMU_MODE_USR ? PV_VPMU_READ_TSC_USER :
+		PV_VPMU_READ_TSC_KERNEL;
+}

@@ -90,6 +90,18 @@ extern const struct pmu_source_ops pmu_source_step;
 extern const struct pmu_source_ops pmu_source_perf;
 extern const struct pmu_source_ops pmu_source_virt;
 
+/*
+ * Cycles of one mode, for the time sources: the mode clock the guest
+ * kernel keeps in v's page (struct pv_vpmu_guest_cpu) splits the TSC
+ * `tsc` into user and kernel time; `traps` ticks of the source's own
+ * user-mode traps are left out of the user part.  pmu_mode_read() is how
+ * guest code reads the same (enum pv_vpmu_read), given the read of both
+ * modes.
+ */
+uint64_t pmu_mode_cycles(const struct pmu_vcpu *v, unsigned int mode,
+			 uint64_t tsc, uint64_t traps);
+uint8_t pmu_mode_read(unsigned int mode, uint8_t both);
+
 /* The selectable sources (not virt), for --source. */
 const struct pmu_source_ops *pmu_source_lookup(const char *name);
 

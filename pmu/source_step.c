@@ -145,19 +145,20 @@ static uint64_t step_user_steps(const struct pmu_vcpu *v)
 					 __ATOMIC_RELAXED) : 0;
 }
 
-static uint64_t step_cycles(struct pmu_source *s, struct pmu_vcpu *v)
+static uint64_t step_cycles(struct pmu_source *s, struct pmu_vcpu *v,
+			    unsigned int mode)
 {
 	const struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
 
-	return s->pmu->clock.tsc(s->pmu->clock.arg) -
-		sv->cost * step_user_steps(v);
+	return pmu_mode_cycles(v, mode, s->pmu->clock.tsc(s->pmu->clock.arg),
+			       sv->cost * step_user_steps(v));
 }
 
 static uint64_t step_read(struct pmu_source *s, struct pmu_vcpu *v,
 			  uint16_t event, unsigned int mode)
 {
 	if (step_is_cycles(event))
-		return step_cycles(s, v);
+		return step_cycles(s, v, mode);
 	return step_sum(v, &to_step(s)->vcpus[pmu_vcpu_id(v)],
 			step_mask(event, mode));
 }
@@ -168,7 +169,7 @@ static uint8_t step_direct(const struct pmu_source *s, uint16_t event,
 	(void)s;
 	if (step_is_cycles(event)) {
 		*mask = 1u << PV_STEP_USER_INSNS;
-		return PV_VPMU_READ_TSC_STEP;
+		return pmu_mode_read(mode, PV_VPMU_READ_TSC_STEP);
 	}
 	*mask = step_mask(event, mode);
 	return PV_VPMU_READ_STEP;
@@ -325,7 +326,8 @@ static void step_vcpu_enter(struct pmu_source *s, struct pmu_vcpu *v)
 		for (unsigned int i = 0; i < PMU_NR; i++)
 			if (v->ctr[i].running && v->ctr[i].src == s &&
 			    step_is_cycles(v->ctr[i].event))
-				v->ctr[i].start = step_cycles(s, v);
+				v->ctr[i].start = step_cycles(s, v,
+								   v->ctr[i].mode);
 	}
 	/* The deadline is in user instructions, which a trap retires one
 	 * or more of: the exit comes after at least as many traps.  Not by

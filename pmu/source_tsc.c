@@ -2,8 +2,8 @@
 /*
  * tsc: cycles and ref-cycles from the constant-rate TSC.  Guest TSC equals
  * host TSC here, so guest user code reads Phys(t) with its own rdtsc, the
- * a-mode direct read path.  The TSC cannot tell user from kernel time, so
- * :u and :k count all of it.  Host preemption is excluded by the pause at
+ * a-mode direct read path.  A counter of one mode (:u or :k) reads the
+ * mode clock the guest kernel keeps (pmu_mode_cycles()).  Host preemption is excluded by the pause at
  * every exit plus pmu_vcpu_steal() for preemption inside KVM_RUN.
  * i-mode overflow: the deadline is a TSC value for the VMM's host timer.
  */
@@ -62,10 +62,9 @@ static bool tsc_can_count(const struct pmu_source *s, uint16_t event,
 static uint64_t tsc_read(struct pmu_source *s, struct pmu_vcpu *v,
 			 uint16_t event, unsigned int mode)
 {
-	(void)v;
 	(void)event;
-	(void)mode;
-	return s->pmu->clock.tsc(s->pmu->clock.arg);
+	return pmu_mode_cycles(v, mode, s->pmu->clock.tsc(s->pmu->clock.arg),
+			       0);
 }
 
 static uint8_t tsc_direct(const struct pmu_source *s, uint16_t event,
@@ -73,19 +72,22 @@ static uint8_t tsc_direct(const struct pmu_source *s, uint16_t event,
 {
 	(void)s;
 	(void)event;
-	(void)mode;
 	*step_mask = 0;
-	return PV_VPMU_READ_TSC;
+	return pmu_mode_read(mode, PV_VPMU_READ_TSC);
 }
 
 static void tsc_arm(struct pmu_source *s, struct pmu_vcpu *v, unsigned int idx,
 		    uint16_t event, unsigned int mode, uint64_t deadline)
 {
 	struct tsc_vcpu *tv = &to_tsc(s)->vcpus[pmu_vcpu_id(v)];
+	uint64_t now = s->pmu->clock.tsc(s->pmu->clock.arg);
+	/* Up to 2^48 ahead, so not pv_vpmu_delta(), which masks it. */
+	uint64_t dist = deadline - tsc_read(s, v, event, mode);
 
-	(void)event;
-	(void)mode;
-	tv->deadline[idx] = deadline;
+	/* Cycles of one mode reach the deadline no sooner than if all the
+	 * time from now were theirs: the timer fires then, and the exit
+	 * re-arms with what is left. */
+	tv->deadline[idx] = now + ((int64_t)dist > 0 ? dist : 0);
 	tv->armed[idx] = true;
 }
 

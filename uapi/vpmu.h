@@ -305,6 +305,11 @@ enum pv_vpmu_read {
 	/* Phys(t) = rdtsc - step_cost * step.traps: the step source's
 	 * cycles, its traps' cost left out */
 	PV_VPMU_READ_TSC_STEP = 4,
+	/* The mode clock (struct pv_vpmu_guest_cpu): cycles of one mode.
+	 * Phys(t) = user TSC(t) - step_cost * step.traps, and rdtsc - user
+	 * TSC(t) for the kernel's; pv_vpmu_phys() */
+	PV_VPMU_READ_TSC_USER = 5,
+	PV_VPMU_READ_TSC_KERNEL = 6,
 };
 
 /* struct pv_vpmu_counter.flags */
@@ -390,6 +395,12 @@ struct pv_vpmu_step {
 };
 
 #define PV_STEP_BLOCKS	4	/* step.enable bit */
+/*
+ * step.enable bit, with or without the others: a counter counts cycles
+ * of one mode only, so the guest kernel keeps the mode clock (struct
+ * pv_vpmu_guest_cpu) at every entry from and return to user mode.
+ */
+#define PV_STEP_MODE_CLOCK	8
 
 #define PV_VPMU_CTR_SLOTS	8	/* 7 used; 8 keeps the array 256 bytes */
 #define PV_VPMU_STEP_OFFSET	2048
@@ -407,7 +418,24 @@ struct pv_vpmu_guest_cpu {
 	/* guest: the vCPU's counted thread switches (either thread has a
 	 * thread page), this one included once the decision is taken */
 	uint64_t switches;
-	uint64_t reserved[7];	/* zero: room for later guest-side state */
+	/*
+	 * The mode clock, while step.enable has PV_STEP_MODE_CLOCK: the TSC
+	 * ticks this vCPU has run in user mode since the guest kernel first
+	 * saw the bit (clock_on), which is user_base + rdtsc while in_user
+	 * and user_tsc otherwise (pv_vpmu_user_tsc()).  The kernel moves
+	 * them at each entry from user mode (entries, bumped, lets a user
+	 * mode reader see that one came between its loads) and each return.
+	 * Host steal is not user time: each entry leaves out what KVM's
+	 * steal record gained since steal_mark, its value at the last
+	 * stamp; the VMM leaves out the same up to its latest look at it.
+	 */
+	uint32_t clock_on;
+	uint32_t in_user;
+	uint64_t user_tsc;
+	uint64_t user_base;
+	uint64_t entries;
+	uint64_t steal_mark;	/* ns, struct pv_steal_record.steal */
+	uint64_t reserved[2];	/* zero: room for later guest-side state */
 };
 
 /*

@@ -47,29 +47,80 @@ pv_step_cache_count(const volatile struct pv_vpmu_vcpu_page *vp, int s)
 #endif
 }
 
+/*
+ * The user time the mode clock gains from its last return to user mode to
+ * TSC tsc, when the host stole steal_ns of it (ns since steal_mark, at
+ * the page's TSC rate; a small difference, so 64 bits do): never below 0.
+ */
+static inline uint64_t
+pv_vpmu_user_stretch(const volatile struct pv_vpmu_vcpu_page *vp,
+		     uint64_t tsc, uint64_t steal_ns)
+{
+	const volatile struct pv_vpmu_guest_cpu *g = &vp->guest;
+	uint64_t ran = g->user_base + tsc - g->user_tsc;
+	uint64_t stolen = steal_ns * vp->tsc_khz / 1000000u;
+
+	return (int64_t)ran > (int64_t)stolen ? ran - stolen : 0;
+}
+
+/*
+ * The mode clock at TSC value tsc: the ticks this vCPU ran user code since
+ * the guest kernel started the clock, 0 before (struct pv_vpmu_guest_cpu),
+ * less host steal up to steal_ns (ns, KVM's record).  Readers take the
+ * steal the VMM has seen (the page's steal_ns), as the VMM itself does.
+ */
+static inline uint64_t
+pv_vpmu_user_time(const volatile struct pv_vpmu_vcpu_page *vp, uint64_t tsc,
+		  uint64_t steal_ns)
+{
+	const volatile struct pv_vpmu_guest_cpu *g = &vp->guest;
+	uint64_t mark = g->steal_mark;
+
+	if (!g->clock_on)
+		return 0;
+	if (!g->in_user)
+		return g->user_tsc;
+	return g->user_tsc + pv_vpmu_user_stretch(vp, tsc, steal_ns > mark ?
+						  steal_ns - mark : 0);
+}
+
+static inline uint64_t
+pv_vpmu_user_tsc(const volatile struct pv_vpmu_vcpu_page *vp, uint64_t tsc)
+{
+	return pv_vpmu_user_time(vp, tsc, vp->steal_ns);
+}
+
 /* Phys(t) of counter c of vCPU page vp (see enum pv_vpmu_read). */
 static inline uint64_t
 pv_vpmu_phys(const volatile struct pv_vpmu_vcpu_page *vp,
 	     const volatile struct pv_vpmu_counter *c, uint64_t tsc)
 {
+	uint8_t read = c->read;
 	uint64_t sum = 0;
 
-	switch (c->read) {
-	case PV_VPMU_READ_TSC:
-		return tsc == PV_VPMU_TSC_NOW ? __builtin_ia32_rdtsc() : tsc;
-	case PV_VPMU_READ_STEP:
+	/*
+	 * Tests, not a switch: a jump table is an indirect branch, which
+	 * the step source's code cache leaves by a trap to the VMM, which
+	 * bumps the page's seq, so a user-mode reader retried for ever.
+	 */
+	if (read == PV_VPMU_READ_STEP) {
 		for (int s = 0; s < PV_STEP_SLOTS; s++)
 			if (c->step_mask & (1u << s))
 				sum += vp->step.count[s] +
 				       pv_step_cache_count(vp, s);
 		return sum;
-	case PV_VPMU_READ_TSC_STEP:
-		return (tsc == PV_VPMU_TSC_NOW ? __builtin_ia32_rdtsc() : tsc) -
-			c->step_cost * vp->step.traps;
-	default:
-		/* No live part: Phys - Start is 0 and Phys* the sum. */
-		return c->start;
 	}
+	if (read < PV_VPMU_READ_TSC || read == PV_VPMU_READ_TRAP ||
+	    read > PV_VPMU_READ_TSC_KERNEL)
+		return c->start;	/* no live part: Phys* is the sum */
+	if (tsc == PV_VPMU_TSC_NOW)
+		tsc = __builtin_ia32_rdtsc();
+	if (read == PV_VPMU_READ_TSC)
+		return tsc;
+	if (read == PV_VPMU_READ_TSC_KERNEL)
+		return tsc - pv_vpmu_user_tsc(vp, tsc);
+	return (read == PV_VPMU_READ_TSC_USER ? pv_vpmu_user_tsc(vp, tsc) :
+		tsc) - c->step_cost * vp->step.traps;
 }
 
 /*
@@ -93,13 +144,16 @@ static inline uint64_t
 pv_vpmu_phys_star(const volatile struct pv_vpmu_vcpu_page *vp,
 		  unsigned int idx, uint64_t tsc)
 {
-	uint64_t v;
+	uint64_t v, entries;
 	uint32_t s;
 
+	/* A kernel entry between the loads moves the mode clock. */
 	do {
 		s = pv_seq_read_begin(&vp->seq);
+		entries = vp->guest.entries;
 		v = pv_vpmu_phys_star_unlocked(vp, idx, tsc);
-	} while (pv_seq_read_retry(&vp->seq, s));
+	} while (pv_seq_read_retry(&vp->seq, s) ||
+		 vp->guest.entries != entries);
 	return v;
 }
 
