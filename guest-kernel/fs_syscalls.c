@@ -942,6 +942,14 @@ SYSCALL(readlinkat)
 			len = (u32)a3;
 		return put_user(a2, buf, len) ?: len;
 	}
+	/* In a host directory the host says what the last name is. */
+	err = resolve_at(a0, buf, &nr);
+	if (!err && nr.dir->hh && nr.ino != nr.dir && !nr.slash) {
+		if (!user_range_ok(a2, (u32)a3))
+			return -EFAULT;
+		return hostfs_readlink(nr.dir->hh, nr.name, nr.len, a2,
+				       (u32)a3);
+	}
 	err = lookup_buf(a0, buf, &nr);
 	return err ? err : -EINVAL;
 }
@@ -990,8 +998,13 @@ SYSCALL(ftruncate)
 
 SYSCALL(fsync)
 {
+	struct file *f = fget(a0);
+
 	(void)a1, (void)a2, UNUSED3;
-	return fget(a0) ? 0 : -EBADF;
+	if (!f)
+		return -EBADF;
+	/* A host file: fsync(2) on the host; the tree has no disk. */
+	return f->ino->hh ? hostfs_fsync(f->ino->hh) : 0;
 }
 
 /*
@@ -1317,6 +1330,8 @@ int vfs_init(const u8 *initrd, u64 size)
 	 * A /tmp (mode 1777) if the archive has none: upstream code puts its
 	 * temporary files there (SQLite's VACUUM and sort spills, tmpfile()).
 	 */
+	if (!err)
+		err = hostfs_mount_all();
 	if (!err && !vfs_resolve(vfs_root(), "/tmp", &nr) && !nr.ino)
 		err = vfs_create(&nr, VS_IFDIR | 01777, 0);
 	return err;
@@ -1350,6 +1365,7 @@ int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len)
 {
 	struct file *f = fget((u32)fd);
 	struct inode *n;
+	int err;
 
 	if (!f)
 		return -EBADF;
@@ -1360,6 +1376,9 @@ int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len)
 		return -EACCES;
 	if (off & (PAGE_SIZE - 1))
 		return -EINVAL;
+	err = vfs_host_load(n);
+	if (err)
+		return err;
 	*phys = 0;
 	*len = 0;
 	if (off < n->size) {
