@@ -13,6 +13,11 @@
  *   treework panic OUT        write OUT/panic, then system call 333, which
  *                             the kpanic test kernel turns into a panic
  *   treework erofs DIR        every way to change a read-only share: EROFS
+ *   treework escape DIR N     ways out of share DIR (whose parent holds
+ *                             "secret"): each must fail; then N fresh
+ *                             lookups of DIR/race/lI/secret while the
+ *                             host swaps lI between an inside directory
+ *                             and links out; any "SECRET" read escaped
  */
 #include <dirent.h>
 #include <errno.h>
@@ -207,8 +212,86 @@ static int erofs(const char *dir)
 	return fails ? 1 : 0;
 }
 
+static const char *err_name(int e)
+{
+	switch (e) {
+	case ENOENT: return "ENOENT";
+	case EXDEV: return "EXDEV";
+	case ELOOP: return "ELOOP";
+	case EACCES: return "EACCES";
+	case EINVAL: return "EINVAL";
+	case EFBIG: return "EFBIG";
+	case ENOTDIR: return "ENOTDIR";
+	case EPERM: return "EPERM";
+	default: return strerror(e);
+	}
+}
+
+/* Open and read path: "ESCAPED" if it holds the secret outside. */
+static void try_open(const char *dir, const char *rel)
+{
+	char path[4400], buf[64] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		printf("%s: %s\n", rel, err_name(errno));
+		return;
+	}
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fd);
+	printf("%s: %s\n", rel, strstr(buf, "SECRET") ? "ESCAPED" : "inside");
+}
+
+static int escape(const char *dir, int n)
+{
+	static const char *const paths[] = {
+		"../secret", "../../secret", "sub/../../secret",
+		"abs", "rel", "relsub", "procroot", "procfd", "abs/../secret",
+		"absdir/secret", "reldir/secret", "loop", "fifo", "mnt/secret",
+	};
+	char path[4400], buf[4096];
+	int escaped = 0, fd;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		try_open(dir, paths[i]);
+	/* offsets: negative, huge, past what a file can be */
+	snprintf(path, sizeof(path), "%s/rw/file", dir);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	errno = 0;
+	printf("pread -1: %s\n", pread(fd, buf, 16, -1) < 0 ?
+	       err_name(errno) : "allowed");
+	printf("pread 2^62: %zd\n", pread(fd, buf, 16, 1ll << 62));
+	printf("pwrite 2^63-8: %s\n", pwrite(fd, buf, 16, INT64_MAX - 8) < 0 ?
+	       "error" : "allowed");
+	printf("pwrite 2^62: %s\n", pwrite(fd, buf, 16, 1ll << 62) < 0 ?
+	       "error" : "allowed");
+	printf("lseek -5: %s\n", lseek(fd, -5, SEEK_SET) < 0 ?
+	       err_name(errno) : "allowed");
+	printf("ftruncate -1: %s\n", ftruncate(fd, -1) < 0 ?
+	       err_name(errno) : "allowed");
+	close(fd);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/race/l%d/secret", dir, i);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		buf[0] = 0;
+		if (read(fd, buf, 64) > 0 && strstr(buf, "SECRET"))
+			escaped++;
+		close(fd);
+	}
+	printf("race: %d escaped\n", escaped);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "escape"))
+		return escape(argv[2], atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "process"))
 		return process(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "erofs"))

@@ -392,6 +392,8 @@ static int64_t node_request(struct share_table *t, struct share_node *n,
 			return -EISDIR;
 		if (req->off > INT64_MAX)
 			return -EINVAL;
+		if (req->off > PV_FS_FILE_MAX)
+			return -EFBIG;
 		err = share_reopen(n, O_WRONLY);
 		if (!err && ftruncate(n->wfd, (off_t)req->off))
 			err = -errno;
@@ -494,6 +496,41 @@ static int share_add(struct share_table *t, const struct vmm_dir *d,
 	return 0;
 }
 
+/*
+ * --cwd inside a share must be a directory there, checked as the guest
+ * would find it; elsewhere the guest kernel checks it at boot.
+ */
+static int share_cwd_check(struct share_table *t, const char *cwd, char *err,
+			   size_t errlen)
+{
+	const struct share *best = NULL;
+	size_t blen = 0;
+	int fd;
+
+	for (int i = 0; i < t->nshares; i++) {
+		const char *g = t->shares[i].guest;
+		size_t n = strlen(g);
+
+		while (n > 1 && g[n - 1] == '/')
+			n--;
+		if (!strncmp(cwd, g, n) && (n == 1 || !cwd[n] || cwd[n] == '/')
+		    && n >= blen) {
+			best = &t->shares[i];
+			blen = n;
+		}
+	}
+	if (!best)
+		return 0;
+	fd = sys_openat2(best->rootfd, cwd[blen] ? cwd + blen + 1 : ".",
+			 O_PATH | O_DIRECTORY | O_CLOEXEC, SHARE_RESOLVE);
+	if (fd < 0) {
+		snprintf(err, errlen, "--cwd: '%s': %s", cwd, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 struct share_table *share_table_open(const struct vmm_config *cfg, char *err,
 				     size_t errlen)
 {
@@ -521,6 +558,10 @@ struct share_table *share_table_open(const struct vmm_config *cfg, char *err,
 			share_table_close(t);
 			return NULL;
 		}
+	}
+	if (cfg->cwd && share_cwd_check(t, cfg->cwd, err, errlen)) {
+		share_table_close(t);
+		return NULL;
 	}
 	return t;
 }

@@ -145,6 +145,8 @@ int64_t share_write(struct share_node *n, struct pv_fs_req *req,
 
 	if (len <= 0)
 		return len;
+	if (req->off + (uint64_t)len > PV_FS_FILE_MAX)
+		return -EFBIG;
 	err = share_reopen(n, O_WRONLY);
 	if (err)
 		return err;
