@@ -26,19 +26,29 @@
 #define HC_LOG_MAX	1024	/* one kernel log line, at most */
 #define HC_EXIT_STATUS	0xff	/* exit status bits, as in _exit(2) */
 
+static uint8_t *hc_va(struct vcpu *v, uint64_t cr3, uint64_t va, uint64_t len,
+		      bool write);
+static uint64_t hc_chunk(uint64_t va, uint64_t left);
+
+/*
+ * Console output from a user buffer, or from the kernel's direct map (a
+ * sendfile bounce buffer), straight from guest memory.
+ */
 static int64_t hc_write(struct vcpu *v, uint64_t fd, uint64_t uva,
 			uint64_t len)
 {
 	uint64_t cr3 = vcpu_sregs(v)->cr3;
-	uint8_t buf[4096];
 	uint64_t done = 0;
 
 	if (fd != 1 && fd != 2)
 		return -EBADF;
+	if (uva + len < uva)
+		return -EFAULT;
 	while (done < len) {
-		uint64_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+		uint64_t n = hc_chunk(uva + done, len - done);
+		const uint8_t *buf = hc_va(v, cr3, uva + done, n, false);
 
-		if (gva_read(v->vm, cr3, buf, uva + done, n) < 0)
+		if (!buf)
 			return done ? (int64_t)done : -EFAULT;
 		for (uint64_t off = 0; off < n;) {
 			ssize_t w = write(fd, buf + off, n - off);
