@@ -1031,34 +1031,6 @@ void fdt_put(struct fdtable *t)
  */
 static struct inode *exec_pending;
 
-/*
- * exec and mmap need the bytes contiguous in guest memory: a host file is
- * read whole, in one hypercall, into memory kept for as long as a mapping
- * may use it (pinned, as vfs_pin; a write later makes a new copy).
- */
-int vfs_host_load(struct inode *n)
-{
-	u64 cap;
-	s64 r;
-	u8 *p;
-
-	if (!n->hh || n->data || !n->size)
-		return 0;
-	p = vfs_data_alloc(n->size, &cap);
-	if (!p)
-		return -ENOMEM;
-	r = hostfs_rw(n->hh, (u64)p, n->size, 0, false);
-	if (r < 0) {
-		vfs_data_free(p, cap);
-		return r;
-	}
-	n->size = r;		/* the host file may have shrunk */
-	n->data = p;
-	n->cap = cap;
-	n->data_owned = 0;
-	return 0;
-}
-
 int vfs_exec_node(struct inode *n, const u8 **data, u64 *size)
 {
 	int err;

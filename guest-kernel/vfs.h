@@ -263,6 +263,7 @@ static inline int hostfs_stub(void)
 #define hostfs_truncate(h, size)		hostfs_stub()
 #define hostfs_open(h, wr)			hostfs_stub()
 #define hostfs_close(h)				((void)(h))
+#define vfs_host_load(n)			((void)(n), 0)
 #else
 int hostfs_lookup(u32 dirh, const char *name, u32 len, struct hostfs_attr *a);
 int hostfs_create(u32 dirh, const char *name, u32 len, u32 mode,
@@ -279,12 +280,12 @@ int hostfs_fsync(u32 h);
 s64 hostfs_readlink(u32 dirh, const char *name, u32 len, u64 ubuf, u64 size);
 int hostfs_mount_all(void);
 void hostfs_initial_cwd(char *cwd, u64 size);
+/* A host file's copy in file memory, for exec and mmap. */
+int vfs_host_load(struct inode *n);
 #endif
-/* vfs.c: a host node made in dir from a, or a host file's copy for exec
- * and mmap. */
+/* vfs.c: a host node made in dir from a; GUEST of a share made. */
 struct inode *vfs_host_node(struct inode *dir, const char *name, u32 len,
 			    u32 h, const struct hostfs_attr *a);
-int vfs_host_load(struct inode *n);
 int vfs_mount_host(const char *path, const struct hostfs_attr *a);
 
 /* pipe.c: buffer logic; never blocks (fs_syscalls.c waits) */
