@@ -1341,10 +1341,11 @@ int vfs_init(const u8 *initrd, u64 size)
 	 * A /tmp (mode 1777) if the archive has none: upstream code puts its
 	 * temporary files there (SQLite's VACUUM and sort spills, tmpfile()).
 	 */
-	if (!err)
-		err = hostfs_mount_all();
 	if (!err && !vfs_resolve(vfs_root(), "/tmp", &nr) && !nr.ino)
 		err = vfs_create(&nr, VS_IFDIR | 01777, 0);
+	/* After /tmp: with a share at "/" the tree's /tmp stays writable. */
+	if (!err)
+		err = hostfs_mount_all();
 	return err;
 }
 

@@ -6,10 +6,11 @@
 #       an input tree read from a :ro share, results written under a :rw
 #       one: the output tree equals the native run's byte for byte, the
 #       same stdout, the input untouched
-#   share.sh kill|timeout VMM TREEWORK
+#   share.sh kill|timeout|vmmkill VMM TREEWORK
 #   share.sh panic VMM TREEWORK KPANIC_KERNEL
-#       the file written before SIGKILL, --timeout or a guest kernel
-#       panic holds its bytes on the host afterwards
+#       the file written before SIGKILL, --timeout, a guest kernel panic,
+#       or a SIGKILL of the VMM itself holds its bytes on the host
+#       afterwards
 #   share.sh erofs VMM TREEWORK
 #       every change to a :ro share is EROFS; the host tree is unchanged
 #   share.sh escape VMM TREEWORK
@@ -90,6 +91,21 @@ kill)
 timeout)
 	run_vm --timeout 2 --dir "$tmp:/out:rw" -- "$prog" spin /out
 	[ "$status" = 124 ] || say "exit status $status, want 124 (timeout)"
+	check_bytes "$tmp/timeout" "written before the timeout"
+	;;
+vmmkill)
+	# The VMM itself SIGKILLed while the program spins after its write.
+	"$vmm" run --dir "$tmp:/out:rw" -- "$prog" spin /out >"$tmp/out" \
+		2>"$tmp/err" </dev/null &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -q wrote "$tmp/out" && break
+		sleep 0.1
+	done
+	kill -KILL "$pid"
+	wait "$pid"
+	status=$?
+	[ "$status" = 137 ] || say "exit status $status, want 137 (SIGKILL)"
 	check_bytes "$tmp/timeout" "written before the timeout"
 	;;
 panic)

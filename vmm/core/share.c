@@ -504,6 +504,7 @@ static int share_cwd_check(struct share_table *t, const char *cwd, char *err,
 			   size_t errlen)
 {
 	const struct share *best = NULL;
+	const char *rest;
 	size_t blen = 0;
 	int fd;
 
@@ -521,7 +522,10 @@ static int share_cwd_check(struct share_table *t, const char *cwd, char *err,
 	}
 	if (!best)
 		return 0;
-	fd = sys_openat2(best->rootfd, cwd[blen] ? cwd + blen + 1 : ".",
+	rest = cwd + blen;
+	while (*rest == '/')
+		rest++;
+	fd = sys_openat2(best->rootfd, *rest ? rest : ".",
 			 O_PATH | O_DIRECTORY | O_CLOEXEC, SHARE_RESOLVE);
 	if (fd < 0) {
 		snprintf(err, errlen, "--cwd: '%s': %s", cwd, strerror(errno));
