@@ -334,6 +334,7 @@ int vfs_mount_host(const char *path, const struct hostfs_attr *a)
 			return -ENOTDIR;
 	}
 	dir->hh = a->hh;
+	dir->mnt = 1;
 	dir->ino = a->ino;
 	dir->mode = VS_IFDIR | (a->mode & 07777);
 	return 0;
@@ -471,10 +472,10 @@ int vfs_unlink(struct nameres *nr, bool dir)
 		if (is_dev(n))
 			return -EPERM;	/* our /dev is read-only */
 	}
+	if (n->mnt)
+		return -EBUSY;		/* a --dir's own directory */
 	if (n->hh) {
-		int err = nr->dir->hh ? hostfs_unlink(nr->dir->hh, nr->name,
-						       nr->len, dir)
-				      : -EBUSY;	/* a --dir's own directory */
+		int err = hostfs_unlink(nr->dir->hh, nr->name, nr->len, dir);
 
 		if (err)
 			return err;
@@ -518,21 +519,24 @@ int vfs_rename(struct nameres *from, struct nameres *to)
 		if (old->child)
 			return -ENOTEMPTY;
 	}
-	/* Host to host in one share only: a share is one host directory. */
-	if (n->hh || from->dir->hh || to->dir->hh) {
-		int err;
-
-		if (!n->hh || !from->dir->hh || !to->dir->hh ||
-		    (old && !old->hh))
-			return -EXDEV;
-		err = hostfs_rename(from->dir->hh, from->name, from->len,
-				    to->dir->hh, to->name, to->len);
-		if (err)
-			return err;
-	}
+	if (n->mnt || (old && old->mnt))
+		return -EBUSY;		/* a --dir's own directory */
 	name = kmalloc(to->len);
 	if (!name)
 		return -ENOMEM;
+	/* Host to host in one share only: a share is one host directory. */
+	if (n->hh || from->dir->hh || to->dir->hh) {
+		int err = -EXDEV;
+
+		if (n->hh && from->dir->hh && to->dir->hh && (!old || old->hh))
+			err = hostfs_rename(from->dir->hh, from->name,
+					    from->len, to->dir->hh, to->name,
+					    to->len);
+		if (err) {
+			kfree(name);
+			return err;
+		}
+	}
 	memcpy(name, to->name, to->len);
 	if (old) {
 		dir_detach(old);

@@ -135,6 +135,7 @@ struct inode {
 	u8 hfd;				/* console: the VMM's fd 0, 1 or 2 */
 	u32 hh;				/* host-backed (--dir): the VMM's
 					 * handle (uapi/hostfs.h), else 0 */
+	u8 mnt;				/* a --dir's GUEST: never removed */
 	u64 ino, rdev;
 	u64 size;
 	u8 *data;			/* contents, contiguous */
