@@ -89,11 +89,12 @@ static void node_free(struct share_table *t, uint32_t h)
 {
 	struct share_node *n = &t->nodes[h];
 
-	close(n->fd);
-	if (n->rfd >= 0)
-		close(n->rfd);
-	if (n->wfd >= 0)
+	/* rfd and wfd may be fd itself (share_reopen, do_create) */
+	if (n->wfd >= 0 && n->wfd != n->fd)
 		close(n->wfd);
+	if (n->rfd >= 0 && n->rfd != n->fd)
+		close(n->rfd);
+	close(n->fd);
 	*n = (struct share_node){ .fd = -1, .rfd = -1, .wfd = -1 };
 	if (h < t->hint)
 		t->hint = h;
@@ -257,11 +258,19 @@ static int64_t do_create(struct share_table *t, struct share_node *d,
 		close(fd);
 		goto fail;
 	}
+	/* A new file's read-write descriptor serves for everything. */
+	if (iofd >= 0) {
+		close(fd);
+		fd = iofd;
+		iofd = -1;
+	}
 	err = (int)node_out(t, fd, d->share, req);
 	if (err)
 		goto fail;
-	t->nodes[req->out_handle].rfd = iofd;
-	t->nodes[req->out_handle].wfd = iofd >= 0 ? dup(iofd) : -1;
+	if (!dir) {
+		t->nodes[req->out_handle].rfd = fd;
+		t->nodes[req->out_handle].wfd = fd;
+	}
 	return 0;
 fail:
 	if (iofd >= 0)

@@ -48,7 +48,7 @@ int64_t share_request(struct share_table *t, struct pv_fs_req *req,
 
 /* share_io.c: the requests that move file data or directory records. */
 struct share_node {
-	int fd;			/* O_PATH; -1: free slot */
+	int fd;			/* O_PATH, or rfd once open; -1: free */
 	int rfd, wfd;		/* opened on first read / write, or -1 */
 	uint8_t share;		/* index in the table's shares */
 	bool dir;

@@ -48,7 +48,10 @@ int share_mem_copy(const struct share_mem *mem, uint64_t va, void *host,
 /*
  * A readable or writable descriptor for n's O_PATH one, through
  * /proc/self/fd: the very file the lookup found, with the access checks
- * of open(2), and never anything a name could have been swapped to.
+ * of open(2), and never anything a name could have been swapped to.  The
+ * readable one replaces the O_PATH descriptor (it serves for lookups,
+ * fstat and later reopens as well): a handle holds one descriptor, or
+ * two once written, so a big tree fits the descriptor limit.
  */
 int share_reopen(struct share_node *n, int flags)
 {
@@ -61,7 +64,13 @@ int share_reopen(struct share_node *n, int flags)
 		flags |= O_DIRECTORY;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", n->fd);
 	*slot = open(proc, flags | O_CLOEXEC | O_NOCTTY);
-	return *slot < 0 ? -errno : 0;
+	if (*slot < 0)
+		return -errno;
+	if (slot == &n->rfd && !n->root) {
+		close(n->fd);
+		n->fd = n->rfd;
+	}
+	return 0;
 }
 
 /* Check a read or write's offset and length; the length, clamped. */
