@@ -942,6 +942,14 @@ SYSCALL(readlinkat)
 			len = (u32)a3;
 		return put_user(a2, buf, len) ?: len;
 	}
+	/* In a host directory the host says what the last name is. */
+	err = resolve_at(a0, buf, &nr);
+	if (!err && nr.dir->hh && nr.ino != nr.dir && !nr.slash) {
+		if (!user_range_ok(a2, (u32)a3))
+			return -EFAULT;
+		return hostfs_readlink(nr.dir->hh, nr.name, nr.len, a2,
+				       (u32)a3);
+	}
 	err = lookup_buf(a0, buf, &nr);
 	return err ? err : -EINVAL;
 }
@@ -990,8 +998,13 @@ SYSCALL(ftruncate)
 
 SYSCALL(fsync)
 {
+	struct file *f = fget(a0);
+
 	(void)a1, (void)a2, UNUSED3;
-	return fget(a0) ? 0 : -EBADF;
+	if (!f)
+		return -EBADF;
+	/* A host file: fsync(2) on the host; the tree has no disk. */
+	return f->ino->hh ? hostfs_fsync(f->ino->hh) : 0;
 }
 
 /*
@@ -1147,7 +1160,7 @@ SYSCALL(link)
 SYSCALL(sendfile)
 {
 	struct file *out = fget_rw(a0, true), *in = fget_rw(a1, false);
-	u64 len = a3 < MAX_RW ? a3 : MAX_RW, pos, done = 0;
+	u64 len = a3 < MAX_RW ? a3 : MAX_RW, pos, done = 0, chunk = PAGE_SIZE;
 	s64 off;
 	u8 *buf;
 
@@ -1165,11 +1178,19 @@ SYSCALL(sendfile)
 	} else {
 		pos = in->pos;
 	}
-	buf = vfs_page_alloc();
+	/* A host file's read is one exit whatever its size: a 2 MiB bounce
+	 * buffer makes `cat` of a big file 512 times fewer of them. */
+	buf = NULL;
+	if (in->ino->hh && len > PAGE_SIZE)
+		buf = vfs_data_alloc(PV_HUGE_SIZE, &chunk);
+	if (!buf) {
+		chunk = PAGE_SIZE;
+		buf = vfs_page_alloc();
+	}
 	if (!buf)
 		return -ENOMEM;
 	while (done < len) {
-		u64 want = len - done < PAGE_SIZE ? len - done : PAGE_SIZE;
+		u64 want = len - done < chunk ? len - done : chunk;
 		s64 r = vfs_read(in, buf, want, pos), w;
 
 		if (r <= 0) {
@@ -1188,7 +1209,10 @@ SYSCALL(sendfile)
 		if (w < r)
 			break;
 	}
-	vfs_page_free(buf);
+	if (chunk > PAGE_SIZE)
+		vfs_data_free(buf, chunk);
+	else
+		vfs_page_free(buf);
 	if ((s64)done >= 0) {
 		if (a2) {
 			off = pos;
@@ -1319,6 +1343,9 @@ int vfs_init(const u8 *initrd, u64 size)
 	 */
 	if (!err && !vfs_resolve(vfs_root(), "/tmp", &nr) && !nr.ino)
 		err = vfs_create(&nr, VS_IFDIR | 01777, 0);
+	/* After /tmp: with a share at "/" the tree's /tmp stays writable. */
+	if (!err)
+		err = hostfs_mount_all();
 	return err;
 }
 
@@ -1350,6 +1377,7 @@ int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len)
 {
 	struct file *f = fget((u32)fd);
 	struct inode *n;
+	int err;
 
 	if (!f)
 		return -EBADF;
@@ -1360,6 +1388,9 @@ int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len)
 		return -EACCES;
 	if (off & (PAGE_SIZE - 1))
 		return -EINVAL;
+	err = vfs_host_load(n);
+	if (err)
+		return err;
 	*phys = 0;
 	*len = 0;
 	if (off < n->size) {

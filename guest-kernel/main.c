@@ -53,6 +53,7 @@ static void init_start(struct pv_boot_params *bp)
 	p->pgid = p->pid;
 	p->nthreads = 1;
 	p->cwd[0] = '/';
+	hostfs_initial_cwd(p->cwd, sizeof(p->cwd));	/* --cwd */
 	ksnprintf(p->comm, sizeof(p->comm), "%s", argv[0]);
 	err = exec_lookup(bp->init_path, p->cwd, &f);
 	if (!err)

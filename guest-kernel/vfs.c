@@ -106,6 +106,8 @@ static void dir_detach(struct inode *n)
 
 static void inode_free(struct inode *n)
 {
+	if (n->hh)
+		hostfs_close(n->hh);
 	if (n->data_owned)
 		vfs_data_free(n->data, n->cap);
 	if (n->name_owned)
@@ -283,6 +285,61 @@ int vfs_seed(const u8 *cpio, u64 size)
 	return err;
 }
 
+/*
+ * A node for host file or directory a, named name in dir (h its hash):
+ * kept in the tree, so the next walk through it costs no hypercall.
+ */
+struct inode *vfs_host_node(struct inode *dir, const char *name, u32 len,
+			    u32 h, const struct hostfs_attr *a)
+{
+	bool isdir = (a->mode & VS_IFMT) == VS_IFDIR;
+	struct inode *n = inode_new(a->mode & (VS_IFMT | 07777),
+				    isdir ? VN_DIR : VN_REG);
+	char *copy = kmalloc(len);
+
+	if (!n || !copy) {
+		kfree(n);
+		kfree(copy);
+		hostfs_close(a->hh);
+		return NULL;
+	}
+	memcpy(copy, name, len);
+	n->name_owned = 1;
+	n->hh = a->hh;
+	n->ino = a->ino;
+	n->size = a->size;
+	dir_attach(dir, n, copy, len, h);
+	return n;
+}
+
+/* --dir's GUEST: the directories on the way made, the last one host's. */
+int vfs_mount_host(const char *path, const struct hostfs_attr *a)
+{
+	struct inode *dir = root;
+	const char *p = path;
+
+	for (;;) {
+		const char *s;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		for (s = p; *p && *p != '/'; p++)
+			;
+		if (p - s > VFS_NAME_MAX)
+			return -ENAMETOOLONG;
+		dir = mkdir_p(dir, s, p - s, 0755);
+		if (!dir)
+			return -ENOTDIR;
+	}
+	dir->hh = a->hh;
+	dir->mnt = 1;
+	dir->ino = a->ino;
+	dir->mode = VS_IFDIR | (a->mode & 07777);
+	return 0;
+}
+
 int vfs_resolve(struct inode *base, const char *path, struct nameres *nr)
 {
 	const char *p = path;
@@ -319,6 +376,16 @@ int vfs_resolve(struct inode *base, const char *path, struct nameres *nr)
 			nr->ino = cur->parent;
 		else
 			nr->ino = dir_lookup(cur, s, nr->len, h);
+		if (!nr->ino && cur->hh) {
+			struct hostfs_attr a;
+			int err = hostfs_lookup(cur->hh, s, nr->len, &a);
+
+			if (err && err != -ENOENT)
+				return err;
+			if (!err && !(nr->ino = vfs_host_node(cur, s, nr->len,
+							      h, &a)))
+				return -ENOMEM;
+		}
 		if (!nr->ino && nr->dir->parent == root && nr->dir->nlen == 3 &&
 		    !memcmp(nr->dir->name, "dev", 3)) {
 			char nm[8];
@@ -346,6 +413,19 @@ int vfs_create(struct nameres *nr, u32 mode, u32 umask)
 		return -ENOENT;		/* the directory was removed */
 	if (nr->slash && !dir)
 		return -EISDIR;
+	if (nr->dir->hh) {
+		struct hostfs_attr a;
+		int err = hostfs_create(nr->dir->hh, nr->name, nr->len,
+					(dir ? VS_IFDIR : VS_IFREG) |
+					(mode & 07777 & ~umask), &a);
+
+		if (err)
+			return err;
+		n = vfs_host_node(nr->dir, nr->name, nr->len,
+				  name_hash(nr->name, nr->len), &a);
+		nr->ino = n;
+		return n ? 0 : -ENOMEM;
+	}
 	name = kmalloc(nr->len);
 	n = inode_new((dir ? VS_IFDIR : VS_IFREG) | (mode & 07777 & ~umask),
 		      dir ? VN_DIR : VN_REG);
@@ -392,6 +472,14 @@ int vfs_unlink(struct nameres *nr, bool dir)
 		if (is_dev(n))
 			return -EPERM;	/* our /dev is read-only */
 	}
+	if (n->mnt)
+		return -EBUSY;		/* a --dir's own directory */
+	if (n->hh) {
+		int err = hostfs_unlink(nr->dir->hh, nr->name, nr->len, dir);
+
+		if (err)
+			return err;
+	}
 	dir_detach(n);
 	n->nlink = 0;
 	if (n->refs == 0)
@@ -431,9 +519,24 @@ int vfs_rename(struct nameres *from, struct nameres *to)
 		if (old->child)
 			return -ENOTEMPTY;
 	}
+	if (n->mnt || (old && old->mnt))
+		return -EBUSY;		/* a --dir's own directory */
 	name = kmalloc(to->len);
 	if (!name)
 		return -ENOMEM;
+	/* Host to host in one share only: a share is one host directory. */
+	if (n->hh || from->dir->hh || to->dir->hh) {
+		int err = -EXDEV;
+
+		if (n->hh && from->dir->hh && to->dir->hh && (!old || old->hh))
+			err = hostfs_rename(from->dir->hh, from->name,
+					    from->len, to->dir->hh, to->name,
+					    to->len);
+		if (err) {
+			kfree(name);
+			return err;
+		}
+	}
 	memcpy(name, to->name, to->len);
 	if (old) {
 		dir_detach(old);
@@ -533,6 +636,14 @@ int vfs_truncate(struct inode *n, u64 size)
 		return -EISDIR;
 	if (n->kind != VN_REG)
 		return -EINVAL;
+	if (n->hh) {
+		err = hostfs_truncate(n->hh, size);
+		if (err)
+			return err;
+		n->size = size;
+		n->data = NULL;	/* a mapped copy stays as it was */
+		return 0;
+	}
 	if (size > n->size) {
 		err = reserve(n, size);
 		if (err)
@@ -570,6 +681,8 @@ s64 vfs_read(struct file *f, void *ubuf, u64 len, u64 pos)
 
 	switch (n->kind) {
 	case VN_REG:
+		if (n->hh)
+			return hostfs_rw(n->hh, (u64)ubuf, len, pos, false);
 		if (pos >= n->size)
 			return 0;
 		if (len > n->size - pos)
@@ -605,6 +718,15 @@ s64 vfs_write(struct file *f, const void *ubuf, u64 len, u64 pos)
 		return 0;
 	if (pos + len < pos)
 		return -EFBIG;
+	if (n->hh) {
+		s64 r = hostfs_rw(n->hh, (u64)ubuf, len, pos, true);
+
+		if (r > 0 && pos + r > n->size)
+			n->size = pos + r;
+		if (r > 0)
+			n->data = NULL;	/* a mapped copy stays as it was */
+		return r;
+	}
 	err = reserve(n, pos + len);
 	if (err)
 		return err;
@@ -671,6 +793,8 @@ s64 vfs_getdents(struct file *f, void *ubuf, u64 count)
 
 	if (dir->kind != VN_DIR)
 		return -ENOTDIR;
+	if (dir->hh)		/* f->pos: the host's cookie */
+		return hostfs_readdir(dir->hh, &f->pos, ubuf, count);
 	for (idx = 2; c && idx < f->pos; idx++)
 		c = c->sib;
 	for (;;) {
@@ -770,6 +894,10 @@ int vfs_open(struct nameres *nr, u32 flags, u32 mode, u32 umask,
 		} else if ((flags & VO_DIRECTORY) || nr->slash) {
 			return -ENOTDIR;
 		}
+		/* -EROFS, -EACCES from the host before anything changes */
+		if (n->hh && n->kind == VN_REG &&
+		    (err = hostfs_open(n->hh, acc != VO_RDONLY)))
+			return err;
 		if ((flags & VO_TRUNC) && acc != VO_RDONLY &&
 		    n->kind == VN_REG) {
 			err = vfs_truncate(n, 0);
@@ -909,8 +1037,13 @@ static struct inode *exec_pending;
 
 int vfs_exec_node(struct inode *n, const u8 **data, u64 *size)
 {
+	int err;
+
 	if (n->kind != VN_REG || !(n->mode & 0111))
 		return -EACCES;
+	err = vfs_host_load(n);
+	if (err)
+		return err;
 	vfs_pin(n);		/* exec maps whole pages in place */
 	if (exec_pending)
 		inode_put(exec_pending);

@@ -133,6 +133,9 @@ struct inode {
 	u8 name_owned;			/* name was kmalloc'd */
 	u8 data_owned;			/* data ours to write, grow and free */
 	u8 hfd;				/* console: the VMM's fd 0, 1 or 2 */
+	u32 hh;				/* host-backed (--dir): the VMM's
+					 * handle (uapi/hostfs.h), else 0 */
+	u8 mnt;				/* a --dir's GUEST: never removed */
 	u64 ino, rdev;
 	u64 size;
 	u8 *data;			/* contents, contiguous */
@@ -233,6 +236,58 @@ static inline struct file *fd_file(struct fdtable *fdt, u64 fd)
 {
 	return fd < VFS_NFD ? fdt->fd[fd] : NULL;
 }
+
+/*
+ * Host directories (--dir, hostfs.c).  A node with hh is a host file or
+ * directory: found on a miss in a host directory (vfs_resolve) and then
+ * kept in the tree like any other; its data is the host file's, read and
+ * written through the VMM at every call (data is only a copy made for
+ * exec and mmap, vfs_host_load).  Built for the host test, the stubs
+ * below are never reached: no node there has a handle.
+ */
+struct hostfs_attr {
+	u32 hh, mode;
+	u64 size, ino;
+};
+
+#ifdef VFS_HOST
+static inline int hostfs_stub(void)
+{
+	return -ENOSYS;
+}
+#define hostfs_lookup(d, n, l, a)		hostfs_stub()
+#define hostfs_create(d, n, l, m, a)		hostfs_stub()
+#define hostfs_unlink(d, n, l, dir)		hostfs_stub()
+#define hostfs_rename(d, n, l, d2, n2, l2)	hostfs_stub()
+#define hostfs_rw(h, va, len, off, wr)		hostfs_stub()
+#define hostfs_readdir(h, cookie, ubuf, len)	hostfs_stub()
+#define hostfs_truncate(h, size)		hostfs_stub()
+#define hostfs_open(h, wr)			hostfs_stub()
+#define hostfs_close(h)				((void)(h))
+#define vfs_host_load(n)			((void)(n), 0)
+#else
+int hostfs_lookup(u32 dirh, const char *name, u32 len, struct hostfs_attr *a);
+int hostfs_create(u32 dirh, const char *name, u32 len, u32 mode,
+		  struct hostfs_attr *a);
+int hostfs_unlink(u32 dirh, const char *name, u32 len, bool dir);
+int hostfs_rename(u32 dirh, const char *name, u32 len, u32 dirh2,
+		  const char *name2, u32 len2);
+s64 hostfs_rw(u32 h, u64 va, u64 len, u64 off, bool wr);
+s64 hostfs_readdir(u32 h, u64 *cookie, void *ubuf, u64 len);
+int hostfs_truncate(u32 h, u64 size);
+int hostfs_open(u32 h, bool wr);
+void hostfs_close(u32 h);
+int hostfs_fsync(u32 h);
+s64 hostfs_readlink(u32 dirh, const char *name, u32 len, u64 ubuf, u64 size);
+int hostfs_mount_all(void);
+void hostfs_initial_cwd(char *cwd, u64 size);
+/* A host file's copy in file memory, for exec and mmap. */
+int vfs_host_load(struct inode *n);
+#endif
+/* vfs.c: a host node made in dir from a; GUEST of a share made. */
+struct inode *vfs_host_node(struct inode *dir, const char *name, u32 len,
+			    u32 h, const struct hostfs_attr *a);
+int vfs_mount_host(const char *path, const struct hostfs_attr *a);
 
 /* pipe.c: buffer logic; never blocks (fs_syscalls.c waits) */
 int pipe_create(struct file **rd, struct file **wr, u32 flags);

@@ -53,6 +53,8 @@ enum pv_hypercall {
 	PV_HC_PT_FILL = 13,	/* (gpa, first, n): see below */
 	PV_HC_RANDOM = 14,	/* (dst va, len): the host's getrandom(2)
 				 * bytes -> 0 or -EFAULT */
+	PV_HC_FS = 15,		/* (gpa of struct pv_fs_req): host directories,
+				 * uapi/hostfs.h -> result or -errno */
 	PV_HC_NR
 };
 

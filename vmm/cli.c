@@ -29,12 +29,16 @@ enum {
 	OPT_HOST,
 	OPT_STEP_MODE,
 	OPT_SAMPLER,
+	OPT_DIR,
+	OPT_CWD,
 };
 
 static const struct option run_options[] = {
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "file", required_argument, NULL, OPT_FILE },
+	{ "dir", required_argument, NULL, OPT_DIR },
+	{ "cwd", required_argument, NULL, OPT_CWD },
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -62,6 +66,7 @@ static const struct option run_options[] = {
 static const char run_usage[] =
 	"usage: vmm run [--cpus N] [--mem SIZE] [--file HOST:GUEST]... "
 	"[--env K=V]...\n"
+	"               [--dir HOST:GUEST[:ro|:rw]]... [--cwd GUEST]\n"
 	"               [--kernel FILE] [--timeout SECONDS] [--source tsc|step|perf]\n"
 	"               [--policy NAME] [--host auto|pvm|standard]\n"
 	"               [--step-mode block|int3|single] [-v] [--] PROGRAM [ARGS...]\n";
@@ -333,6 +338,88 @@ static int cli_file_or_env_opt(struct vmm_config *cfg, int c, char *err,
 	return 0;
 }
 
+/*
+ * A guest path for --dir or --cwd: absolute, no "." or ".." component, no
+ * empty one but a trailing '/', short enough for the guest's cwd.  /proc,
+ * /sys and /dev are the guest kernel's own.
+ */
+static bool cli_guest_path_ok(const char *p)
+{
+	static const char *const own[] = { "/proc", "/sys", "/dev" };
+
+	if (p[0] != '/' || strlen(p) > 255)
+		return false;
+	for (const char *c = p; *c;) {
+		const char *e;
+
+		while (*c == '/')
+			c++;
+		e = strchrnul(c, '/');
+		if ((e - c == 1 && c[0] == '.') ||
+		    (e - c == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c = e;
+	}
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		size_t n = strlen(own[i]);
+
+		if (!strncmp(p, own[i], n) && (!p[n] || p[n] == '/'))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * --dir HOST:GUEST[:ro|:rw] (read-only unless :rw) and --cwd GUEST: 0 or
+ * -1.  GUEST is what follows the last ':' before the mode, so HOST may
+ * hold colons.  Whether HOST is a directory is checked when it is opened
+ * (vmm/core/share.c), with the same one-line error.
+ */
+static int cli_dir_opt(struct vmm_config *cfg, int c, char *err,
+		       size_t errlen)
+{
+	char *colon, *mode;
+	bool rw = false;
+
+	if (c == OPT_CWD) {
+		if (!cli_guest_path_ok(optarg)) {
+			snprintf(err, errlen, "--cwd: '%s' is not an absolute "
+				 "guest path", optarg);
+			return -1;
+		}
+		cfg->cwd = optarg;
+		return 0;
+	}
+	mode = strrchr(optarg, ':');
+	if (mode && (!strcmp(mode, ":ro") || !strcmp(mode, ":rw"))) {
+		rw = mode[2] == 'w';
+		*mode = 0;
+	} else {
+		mode = NULL;
+	}
+	colon = strrchr(optarg, ':');
+	if (!colon || colon == optarg || !cli_guest_path_ok(colon + 1) ||
+	    cfg->ndirs == VMM_MAX_DIRS) {
+		if (mode)
+			*mode = ':';
+		snprintf(err, errlen, "--dir: '%s' is not HOST:/GUEST[:ro|:rw] "
+			 "(at most %d)", optarg, VMM_MAX_DIRS);
+		return -1;
+	}
+	*colon = 0;
+	for (int i = 0; i < cfg->ndirs; i++) {
+		if (!strcmp(cfg->dirs[i].guest, colon + 1)) {
+			snprintf(err, errlen, "--dir: '%s' is shared twice",
+				 colon + 1);
+			return -1;
+		}
+	}
+	cfg->dirs[cfg->ndirs].host = optarg;
+	cfg->dirs[cfg->ndirs].guest = colon + 1;
+	cfg->dirs[cfg->ndirs++].rw = rw;
+	return 0;
+}
+
 /* --timeout SECONDS: 0 or -1. */
 static int cli_timeout_opt(struct vmm_config *cfg, char *err, size_t errlen)
 {
@@ -379,6 +466,9 @@ static int cli_run_opt(struct vmm_config *cfg, int c, char *err,
 	case OPT_FILE:
 	case OPT_ENV:
 		return cli_file_or_env_opt(cfg, c, err, errlen);
+	case OPT_DIR:
+	case OPT_CWD:
+		return cli_dir_opt(cfg, c, err, errlen);
 	case OPT_KERNEL:
 		cfg->kernel_path = optarg;
 		return 0;

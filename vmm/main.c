@@ -31,6 +31,7 @@
 #include "policy.h"
 #include "profile.h"
 #include "record.h"
+#include "share.h"
 #include "stat_report.h"
 #include "step_block.h"
 #include "vm.h"
@@ -171,14 +172,20 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 {
 	struct vm_observer obs;
 	struct boot_layout lay;
+	struct share_table *shares;
 	struct cpio_writer initrd;
 	struct timespec t0, t1;
 	struct vm vm;
 	char err[512];
 	int status = VMM_EXIT_ERROR;
 
-	if (initramfs_build(cfg, prog, prog_len, &initrd, err, sizeof(err)))
+	shares = share_table_open(cfg, err, sizeof(err));
+	if (!shares && err[0])
 		return vmm_error(NULL, err);
+	if (initramfs_build(cfg, prog, prog_len, &initrd, err, sizeof(err))) {
+		share_table_close(shares);
+		return vmm_error(NULL, err);
+	}
 	if (vm_create(&vm, cfg) ||
 	    boot_load(vm.mem, vm.mem_size, cfg, kernel, klen, initrd.data,
 		      initrd.len, vm.tsc_khz, &lay, vm.stop_msg,
@@ -187,6 +194,7 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		vmm_error(NULL, vm.stop_msg);
 		goto out;
 	}
+	vm.shares = shares;
 	if (!strcmp(cfg->source, "step") && !cfg->step_single) {
 		const struct pv_boot_params *bp = (const void *)
 			(vm.mem + PV_BOOT_PARAMS_PHYS);
@@ -223,6 +231,7 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 out:
 	fflush(stdout);
 	vm_destroy(&vm);
+	share_table_close(shares);
 	cpio_writer_free(&initrd);
 	return status;
 }

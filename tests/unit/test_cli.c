@@ -49,6 +49,33 @@ static void test_run_options(void **state)
 	assert_string_equal(cfg.argv[1], "-x");	/* PROGRAM's own options */
 }
 
+/* --dir HOST:GUEST[:ro|:rw], read-only by default; HOST may hold ':'. */
+static void test_run_dirs(void **state)
+{
+	char d1[] = "/srv/in:/in", d2[] = "/a:b/out:/out:rw",
+	     d3[] = "/x:/procfs:ro", d4[] = "/y:/out", d5[] = "/z:/out";
+	char *argv[] = { "run", "--dir", d1, "--dir", d2, "--dir", d3,
+			 "--cwd", "/out", "prog", NULL };
+	char *twice[] = { "run", "--dir", d4, "--dir", d5, "prog", NULL };
+	struct vmm_config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(cli_parse_run(10, argv, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.ndirs, 3);
+	assert_string_equal(cfg.dirs[0].host, "/srv/in");
+	assert_string_equal(cfg.dirs[0].guest, "/in");
+	assert_false(cfg.dirs[0].rw);
+	assert_string_equal(cfg.dirs[1].host, "/a:b/out");
+	assert_string_equal(cfg.dirs[1].guest, "/out");
+	assert_true(cfg.dirs[1].rw);
+	assert_string_equal(cfg.dirs[2].guest, "/procfs");
+	assert_false(cfg.dirs[2].rw);
+	assert_string_equal(cfg.cwd, "/out");
+	assert_int_equal(cli_parse_run(6, twice, &cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "twice"));
+}
+
 static void test_run_bad_options(void **state)
 {
 	const char *bad[][3] = {
@@ -59,6 +86,12 @@ static void test_run_bad_options(void **state)
 		{ "--timeout", "-1", "p" }, { "--bogus", "x", "p" },
 		{ "--host", "vmx", "p" }, { "--host", "", "p" },
 		{ "--policy", "bogus", "p" }, { "--policy", "", "p" },
+		{ "--dir", "/tmp", "p" }, { "--dir", "/tmp:rel", "p" },
+		{ "--dir", ":/d", "p" }, { "--dir", "/tmp:/a/../b", "p" },
+		{ "--dir", "/tmp:/a/./b", "p" }, { "--dir", "/tmp:/proc", "p" },
+		{ "--dir", "/tmp:/dev/x", "p" }, { "--dir", "/tmp:/d:rx", "p" },
+		{ "--dir", "/tmp:/d:", "p" }, { "--cwd", "rel", "p" },
+		{ "--cwd", "/a/..", "p" }, { "--cwd", "/sys", "p" },
 	};
 	struct vmm_config cfg;
 	char err[256];
@@ -114,6 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_run_options),
+		cmocka_unit_test(test_run_dirs),
 		cmocka_unit_test(test_run_bad_options),
 	};
 

@@ -12,6 +12,7 @@
 #define VMM_DEFAULT_MEM		(128ull << 20)
 #define VMM_MAX_FILES		64
 #define VMM_MAX_ENV		64
+#define VMM_MAX_DIRS		16	/* PV_FS_MAX_SHARES */
 
 #define VMM_STAT_EVENTS		4
 
@@ -53,6 +54,13 @@ struct vmm_file {
 	const char *guest;		/* absolute guest path */
 };
 
+/* --dir HOST:GUEST[:ro|:rw]: a host directory seen in the guest. */
+struct vmm_dir {
+	const char *host;
+	const char *guest;		/* absolute guest path */
+	bool rw;
+};
+
 /* Everything a `vmm run` needs, filled from the command line. */
 struct vmm_config {
 	int ncpus;
@@ -65,6 +73,9 @@ struct vmm_config {
 	const char *env[VMM_MAX_ENV];
 	int nfiles;
 	struct vmm_file files[VMM_MAX_FILES];
+	int ndirs;
+	struct vmm_dir dirs[VMM_MAX_DIRS];
+	const char *cwd;		/* --cwd: the program's, or NULL */
 	int verbose;			/* -v, -vv */
 	const char *source;		/* pmu event source: tsc, step, perf */
 	const char *policy;		/* pmu policy: offset, saverestore, raw */

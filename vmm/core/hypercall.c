@@ -16,6 +16,7 @@
 #include "hypercall.h"
 #include "step_block.h"
 #include "kstat.h"
+#include "share.h"
 #include "layout.h"
 #include "stat.h"
 #include "vcpu.h"
@@ -25,19 +26,29 @@
 #define HC_LOG_MAX	1024	/* one kernel log line, at most */
 #define HC_EXIT_STATUS	0xff	/* exit status bits, as in _exit(2) */
 
+static uint8_t *hc_va(struct vcpu *v, uint64_t cr3, uint64_t va, uint64_t len,
+		      bool write);
+static uint64_t hc_chunk(uint64_t va, uint64_t left);
+
+/*
+ * Console output from a user buffer, or from the kernel's direct map (a
+ * sendfile bounce buffer), straight from guest memory.
+ */
 static int64_t hc_write(struct vcpu *v, uint64_t fd, uint64_t uva,
 			uint64_t len)
 {
 	uint64_t cr3 = vcpu_sregs(v)->cr3;
-	uint8_t buf[4096];
 	uint64_t done = 0;
 
 	if (fd != 1 && fd != 2)
 		return -EBADF;
+	if (uva + len < uva)
+		return -EFAULT;
 	while (done < len) {
-		uint64_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+		uint64_t n = hc_chunk(uva + done, len - done);
+		const uint8_t *buf = hc_va(v, cr3, uva + done, n, false);
 
-		if (gva_read(v->vm, cr3, buf, uva + done, n) < 0)
+		if (!buf)
 			return done ? (int64_t)done : -EFAULT;
 		for (uint64_t off = 0; off < n;) {
 			ssize_t w = write(fd, buf + off, n - off);
@@ -303,6 +314,42 @@ static int64_t hc_fpu_switch(struct vcpu *v, uint64_t save_gpa,
 	return 0;
 }
 
+struct hc_fs_ctx {
+	struct vcpu *v;
+	uint64_t cr3;
+};
+
+static uint8_t *hc_fs_map(void *ctx, uint64_t va, uint64_t *len, bool write)
+{
+	struct hc_fs_ctx *c = ctx;
+
+	*len = hc_chunk(va, *len);
+	return hc_va(c->v, c->cr3, va, *len, write);
+}
+
+/*
+ * PV_HC_FS: the request is copied out of guest memory first, so that
+ * another vCPU cannot change it while the VMM checks and uses it.
+ */
+static int64_t hc_fs(struct vcpu *v, uint64_t gpa)
+{
+	struct hc_fs_ctx ctx = { v, vcpu_sregs(v)->cr3 };
+	struct share_mem mem = { &ctx, hc_fs_map };
+	struct pv_fs_req req;
+	void *p;
+	int64_t ret;
+
+	if (!v->vm->shares)
+		return -ENOSYS;
+	p = vm_gpa_to_hva(v->vm, gpa, sizeof(req));
+	if (!p)
+		return -EFAULT;
+	memcpy(&req, p, sizeof(req));
+	ret = share_request(v->vm->shares, &req, &mem);
+	memcpy(p, &req, sizeof(req));
+	return ret;
+}
+
 enum exit_result hypercall_dispatch(struct vcpu *v)
 {
 	struct kvm_regs *r = vcpu_regs(v);
@@ -358,6 +405,9 @@ enum exit_result hypercall_dispatch(struct vcpu *v)
 	case PV_HC_RANDOM:
 		ret = hc_fill(v, r->rdi, r->rsi, fill_random, 0);
 		break;
+	case PV_HC_FS:
+		ret = hc_fs(v, r->rdi);
+		break;
 	default:
 		ret = v->pmu.pv && r->rax >= PV_HC_PMU_VCPU_PAGE ?
 		      vcpu_pmu_hypercall(v, r->rax, r->rdi, r->rsi, r->r10) :
@@ -379,7 +429,7 @@ const char *hypercall_name(unsigned int nr)
 		[PV_HC_MEMSET] = "memset", [PV_HC_STAT_THREAD] = "stat-thread",
 		[PV_HC_SAMPLE] = "sample", [PV_HC_KSTAT] = "kstat",
 		[PV_HC_FPU_SWITCH] = "fpu-switch", [PV_HC_PT_FILL] = "pt-fill",
-		[PV_HC_RANDOM] = "random",
+		[PV_HC_RANDOM] = "random", [PV_HC_FS] = "fs",
 		[PV_HC_PMU_VCPU_PAGE] = "pmu-vcpu-page",
 		[PV_HC_PMU_SWITCH] = "pmu-switch", [PV_HC_PMU_POLL] = "pmu-poll",
 		[PV_HC_STEP_ARM] = "step-arm",

@@ -18,6 +18,7 @@ struct pmu;
 struct pmu_vcpu;
 struct pv_sample;
 struct pv_stat_record;
+struct share_table;
 struct step_blocks;
 struct vm;
 
@@ -80,6 +81,7 @@ struct vm {
 	atomic_int kstep_vcpus;		/* vCPUs whose kernel code KVM steps */
 	struct pmu *pmu;
 	struct step_blocks *blocks;	/* step source by blocks, or NULL */
+	struct share_table *shares;	/* --dir, --cwd (share.c), or NULL */
 	bool steal_time;		/* KVM offers the steal-time MSR */
 	const struct vm_observer *observer;	/* the tool watching, or NULL */
 	struct vm_sampling sampling;	/* record from the VMM side, or 0 */
