@@ -752,7 +752,11 @@ static s64 mm_mmap_padded(struct mm *mm, u64 len, u32 prot)
 		if (v.start)
 			return v.start;
 	}
-	if (mm->nvma == MM_MAX_VMA || !mm_half_free(size))
+	/* Padded blocks never merge: past half the list, blocks that can
+	 * merge with their neighbours, or a program holding many (a
+	 * 1 GiB guest has room for 256) fills the list and gets ENOMEM
+	 * with memory free. */
+	if (mm->nvma >= MM_MAX_VMA / 2 || !mm_half_free(size))
 		return 0;
 	v.start = mmap_find_gap(mm, size, PV_HUGE_SIZE, &i);
 	if (!v.start)
@@ -1224,8 +1228,10 @@ u64 mm_brk(struct mm *mm, u64 newbrk)
 			    mm->vma[i].end > old_top)
 				return mm->brk;
 		if (mm_map_huge_range(mm, old_top, new_top,
-				      pte_flags(PROT_READ | PROT_WRITE)))
+				      pte_flags(PROT_READ | PROT_WRITE))) {
+			pmem_refused();	/* no 2 MiB frame left */
 			return mm->brk;
+		}
 	} else if (new_top < old_top) {
 		mm_unmap_range(mm, new_top, old_top);
 	}
