@@ -107,6 +107,51 @@ void page_free(u64 pa)
 	spin_unlock(&pm.lock);
 }
 
+/* A chain of n pages, each linked to the next through its first word
+ * (an unmap collects them): one lock, not one per page. */
+void page_free_chain(u64 head, u64 tail, u64 n)
+{
+	spin_lock(&pm.lock);
+	*(u64 *)P2V(tail) = pm.free_list;
+	pm.free_list = head;
+	pm.nfree += n;
+	spin_unlock(&pm.lock);
+}
+
+void huge_free_chain(u64 head, u64 tail, u64 n)
+{
+	spin_lock(&pm.lock);
+	*(u64 *)P2V(tail) = pm.huge_free_list;
+	pm.huge_free_list = head;
+	pm.nhuge_free += n;
+	spin_unlock(&pm.lock);
+}
+
+/*
+ * Up to n never-used (so zero) 2 MiB pages in one run, the lowest at
+ * *pa, in one lock: the count, 0 when freed ones are to be used first,
+ * none is left or one is asked for (huge_alloc_zero() then, a page at a
+ * time).  A heap grown
+ * by 64 MiB takes 32 at once.
+ */
+u64 huge_alloc_run(u64 n, u64 *pa)
+{
+	u64 got;
+
+	/* Unlocked, a hint: a stale answer only picks the other way. */
+	if (n < 2 || __atomic_load_n(&pm.huge_free_list, __ATOMIC_RELAXED))
+		return 0;
+	spin_lock(&pm.lock);
+	got = pm.huge_free_list ? 0 : (pm.top - pm.bump) / PV_HUGE_SIZE;
+	if (got > n)
+		got = n;
+	pm.top -= got * PV_HUGE_SIZE;
+	*pa = pm.top;
+	pm.bp->mem_top = pm.top;
+	spin_unlock(&pm.lock);
+	return got;
+}
+
 u64 huge_alloc_zero(void)
 {
 	u64 pa = 0;

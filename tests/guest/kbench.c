@@ -28,6 +28,11 @@
  *             in-memory tree: SQLite's temporary file), at page offsets
  *             that walk the file; the file is made at N = 0 too
  *   pwrite    pwrite64 of 4 KiB over that file, the same way
+ *   brk       the heap grown by 64 MiB and shrunk back (raw brk)
+ *   mremap    a block grown as glibc's realloc() grows an mmapped chunk
+ *             (Lua's big tables): mmap of 1 MiB, then mremap(MAYMOVE)
+ *             to 1.5x its size seven times (up to 17 MiB, each a page
+ *             multiple and not a 2 MiB one), then munmap
  *   pmi       N virtual PMIs of a perf_event sampling user cycles into
  *             its mmap ring (what a program that samples itself costs:
  *             the PMI's entry, one PERF_RECORD_SAMPLE, the re-arm); the
@@ -137,6 +142,41 @@ static int loop_file(const char *path, long n)
 	return close(fd);
 }
 
+static int loop_brk(long n)
+{
+	unsigned long cur = syscall(SYS_brk, 0);
+
+	for (long i = 0; i < n; i++)
+		if ((unsigned long)syscall(SYS_brk, cur + (64ul << 20)) !=
+		    cur + (64ul << 20) ||
+		    (unsigned long)syscall(SYS_brk, cur) != cur)
+			return 1;
+	return 0;
+}
+
+static int loop_mremap(long n)
+{
+	for (long i = 0; i < n; i++) {
+		size_t len = (1u << 20) + 4096;
+		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return 1;
+		for (int k = 0; k < 7; k++) {
+			size_t next = (len * 3 / 2 + 4095) & ~4095ul;
+
+			p = mremap(p, len, next, MREMAP_MAYMOVE);
+			if (p == MAP_FAILED)
+				return 1;
+			len = next;
+		}
+		if (munmap(p, len))
+			return 1;
+	}
+	return 0;
+}
+
 #define FUTEX_WAKE_PRIVATE_ 129	/* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
 #define FUTEX_WAIT_PRIVATE_ 128	/* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
 
@@ -184,6 +224,10 @@ static int loop_path(const char *path, long n)
 			fault_once();
 	} else if (!strcmp(path, "pmi")) {
 		return loop_pmi(n);
+	} else if (!strcmp(path, "brk")) {
+		return loop_brk(n);
+	} else if (!strcmp(path, "mremap")) {
+		return loop_mremap(n);
 	} else if (!strcmp(path, "pread") || !strcmp(path, "pwrite")) {
 		return loop_file(path, n);
 	} else if (!strcmp(path, "yield")) {
