@@ -1246,17 +1246,25 @@ static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
  * first case).  Otherwise (memory scarce, a block with 4 KiB pages, a
  * read-only one) the length asked for, 4 KiB pages at the unaligned end.
  * The padded size of len bytes at base (2 MiB-aligned, or no padding)
- * whose first old_len are there already, or len.
+ * whose first old_len are the pages at old, or len.  Those must be 2 MiB
+ * pages, all of them: a padded block is one throughout, which
+ * mm_cache_put() relies on (a partial mprotect splits a page and leaves
+ * the VMA whole).
  */
-static u64 mm_mremap_size(const struct vma *v, u64 base, u64 old_len,
-			  u64 len)
+static u64 mm_mremap_size(struct mm *mm, const struct vma *v, u64 base,
+			  u64 old, u64 old_len, u64 len)
 {
-	u64 size = ALIGN_UP(len, PV_HUGE_SIZE);
+	u64 size = ALIGN_UP(len, PV_HUGE_SIZE), *pde = NULL;
 
 	if (!v->huge || !(v->prot & PROT_WRITE) || size == len ||
-	    ((base | old_len) & (PV_HUGE_SIZE - 1)) ||
+	    ((base | old | old_len) & (PV_HUGE_SIZE - 1)) ||
 	    !mm_half_free(size - old_len))
 		return len;
+	for (u64 va = old; va < old + old_len; va += PV_HUGE_SIZE) {
+		pde = mm_pde_next(mm, pde, va);
+		if (!pde || !(*pde & PTE_PS))
+			return len;
+	}
 	return size;
 }
 
@@ -1273,7 +1281,8 @@ static bool mm_range_free(struct mm *mm, u64 from, u64 to)
 static s64 mm_mremap_grow(struct mm *mm, struct vma *v, u64 new_end)
 {
 	u64 old_end = v->end;
-	u64 top = v->start + mm_mremap_size(v, v->start, old_end - v->start,
+	u64 top = v->start + mm_mremap_size(mm, v, v->start, v->start,
+					     old_end - v->start,
 					     new_end - v->start);
 
 	if (top != new_end && !mm_range_free(mm, old_end, top))
@@ -1300,7 +1309,7 @@ static s64 mm_mremap_grow(struct mm *mm, struct vma *v, u64 new_end)
 static s64 mm_mremap_move(struct mm *mm, struct vma *v, u64 old,
 			  u64 old_len, u64 new_len)
 {
-	u64 size = mm_mremap_size(v, 0, old_len, new_len);
+	u64 size = mm_mremap_size(mm, v, 0, old, old_len, new_len);
 	struct vma n = { .prot = v->prot, .huge = new_len >= PV_HUGE_SIZE,
 			 .pad = (u32)(size - new_len) };
 	u64 flags = pte_flags(v->prot);

@@ -162,8 +162,9 @@ static int remap(void)
  * padding or in place past it; with a block mapped after it (kind 1) it
  * moves, padded; mapped MAP_FIXED at the start of a PROT_NONE
  * reservation (kind 2) it has 4 KiB pages at its end and moves every
- * time, page by page.  Old bytes stay, new ones read as zero, and munmap
- * of the length asked for gives all of it back.
+ * time, page by page; split by an mprotect and put back, it grows
+ * unpadded.  Old bytes stay, new ones read as zero, and munmap of the
+ * length asked for gives all of it back.
  */
 static unsigned char *remap_chain(int kind, unsigned char *res)
 {
@@ -212,6 +213,22 @@ static int remap_chains(void)
 			return 1;
 	}
 	munmap(res, 32ul << 20);
+	/* 2 MiB pages split by an mprotect and put back (the VMA whole
+	 * again, a page table inside it), then grown: not padded (a
+	 * padded block freed is kept, and must be 2 MiB pages). */
+	for (int i = 0; i < 4; i++) {
+		size_t n = 4ul << 20, m = (5ul << 20) + 4096;
+		unsigned char *p = map_fill(n, 4, "mremap split", i);
+
+		if (!p || mprotect(p + (1ul << 20), 4096, PROT_READ) ||
+		    mprotect(p + (1ul << 20), 4096, PROT_READ | PROT_WRITE) ||
+		    (p = mremap(p, n, m, MREMAP_MAYMOVE)) == MAP_FAILED ||
+		    check(p, 0, n, 4, "mremap split") ||
+		    check(p, n, m, 0, "mremap split") || munmap(p, m)) {
+			printf("mremap split: round %d failed\n", i);
+			return 1;
+		}
+	}
 	if (free_back(before, "mremap chains"))
 		return 1;
 	printf("mremap chains: 21 rounds ok\n");
