@@ -8,6 +8,8 @@
  */
 #include "hypercall.h"
 #include "kernel.h"
+#include "task.h"
+#include "vfs.h"
 #include "vpmu.h"
 
 #define CONST(name, value) \
@@ -21,4 +23,16 @@ void asm_consts(void)
 	CONST(PV_HC_MEMCPY, PV_HC_MEMCPY);
 	CONST(PV_HC_PORT, PV_HC_PORT);
 	CONST(PV_STEP_BLOCKS, PV_STEP_BLOCKS);
+	/* file_leaf.S: the open file and its inode */
+	CONST(VFS_NFD_ASM, VFS_NFD);
+	CONST(VN_REG_ASM, VN_REG);
+	CONST(PROC_FDT, offsetof(struct proc, fdt));
+	CONST(FDT_FD, offsetof(struct fdtable, fd));
+	CONST(FILE_INO, offsetof(struct file, ino));
+	CONST(FILE_FLAGS, offsetof(struct file, flags));
+	CONST(INODE_KIND, offsetof(struct inode, kind));
+	CONST(INODE_DATA_OWNED, offsetof(struct inode, data_owned));
+	CONST(INODE_SIZE, offsetof(struct inode, size));
+	CONST(INODE_DATA, offsetof(struct inode, data));
+	CONST(INODE_CAP, offsetof(struct inode, cap));
 }

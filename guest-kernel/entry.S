@@ -252,6 +252,7 @@ syscall_leaf_gettid:
 	mov	%rsp, %rax
 	and	$-KSTACK_SIZE, %rax
 	movslq	TASK_TID(%rax), %rax
+	.globl	syscall_leaf_return		/* file_leaf.S too */
 syscall_leaf_return:
 	mov	%r11, 24(%rsp)			/* as syscall_dispatch() */
 	andq	$RFLAGS_USER_ASM, 24(%rsp)

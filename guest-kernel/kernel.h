@@ -134,13 +134,17 @@ static inline bool user_range_ok(u64 va, u64 len)
 }
 
 /* pmem.c: physical pages */
-void pmem_init(const struct pv_boot_params *bp);
+void pmem_init(struct pv_boot_params *bp);
 u64 page_alloc(void);			/* contents undefined; 0 when out */
 u64 page_alloc_zero(void);
 void page_free(u64 pa);
 u64 huge_alloc_zero(void);		/* 2 MiB aligned, zeroed */
 void huge_free(u64 pa);
+void page_free_chain(u64 head, u64 tail, u64 n);
+void huge_free_chain(u64 head, u64 tail, u64 n);
+u64 huge_alloc_run(u64 n, u64 *pa);	/* fresh 2 MiB pages, in a row */
 u64 pmem_free_pages(void);
+void pmem_refused(void);		/* an allocation failed for lack of RAM */
 
 #include "cpio_reader.h"
 

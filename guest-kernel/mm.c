@@ -228,6 +228,39 @@ static inline void invlpg(u64 va)
 	__asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
 }
 
+/* This CPU's whole TLB: one emulated instruction pair for a page table's
+ * worth of mappings, not 512 invlpg. */
+static inline void tlb_flush_all(void)
+{
+	__asm__ volatile("mov %%cr3, %%rax; mov %%rax, %%cr3" : : : "rax",
+			 "memory");
+}
+
+/*
+ * Pages an unmap gives back, chained through their first words and
+ * handed to the allocator with one lock at the end (page_free_chain(),
+ * huge_free_chain()) instead of one call and lock per page.
+ */
+struct free_batch {
+	u64 head, tail, n;
+};
+
+static __always_inline void batch_add(struct free_batch *b, u64 pa)
+{
+	*(u64 *)P2V(pa) = b->head;
+	b->head = pa;
+	if (!b->n++)
+		b->tail = pa;
+}
+
+static void batch_free(struct free_batch *small, struct free_batch *huge)
+{
+	if (small && small->n)
+		page_free_chain(small->head, small->tail, small->n);
+	if (huge && huge->n)
+		huge_free_chain(huge->head, huge->tail, huge->n);
+}
+
 /* The PD entry covering va, or NULL when no page directory exists. */
 static __always_inline u64 *mm_pde(struct mm *mm, u64 va)
 {
@@ -246,12 +279,39 @@ static __always_inline u64 *mm_pde_next(struct mm *mm, u64 *pde, u64 va)
 }
 
 /*
+ * The PD entry for va with the tables above it made, free for a new
+ * mapping (a page table left empty by earlier munmaps goes), or NULL:
+ * out of memory, or va is mapped.
+ */
+static u64 *mm_pde_make(struct mm *mm, u64 va)
+{
+	u64 *pml4 = P2V(mm->pml4);
+	u64 *pdpt = table_next(&pml4[(va >> 39) & 511], true);
+	u64 *pd = pdpt ? table_next(&pdpt[(va >> 30) & 511], true) : NULL;
+	u64 *pde = pd ? &pd[(va >> 21) & 511] : NULL;
+
+	if (pde && (*pde & PTE_P)) {
+		u64 *pt = P2V(*pde & PTE_ADDR);
+
+		if (*pde & PTE_PS)
+			return NULL;
+		for (int i = 0; i < 512; i++)
+			if (pt[i])
+				return NULL;
+		page_free(V2P(pt));
+		*pde = 0;
+	}
+	return pde;
+}
+
+/*
  * The 2 MiB pages of [start, end) (both 2 MiB-aligned, one VMA) go back
  * to the allocator.  True when every piece was a 2 MiB page or nothing;
  * false at the first split one, with [va, end) left for mm_unmap_range().
  */
 static bool mm_unmap_huge(struct mm *mm, u64 *va, u64 end)
 {
+	struct free_batch huge = { 0 };
 	u64 *pde = NULL;
 
 	for (; *va < end; *va += PV_HUGE_SIZE) {
@@ -259,13 +319,14 @@ static bool mm_unmap_huge(struct mm *mm, u64 *va, u64 end)
 		if (!pde || !*pde)
 			continue;
 		if (!(*pde & PTE_PS))
-			return false;
+			break;
 		if (!(*pde & PTE_BORROWED))
-			huge_free(*pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
+			batch_add(&huge, *pde & PTE_ADDR & ~(PV_HUGE_SIZE - 1));
 		*pde = 0;
 		invlpg(*va);
 	}
-	return true;
+	batch_free(NULL, &huge);
+	return *va >= end;
 }
 
 /*
@@ -296,8 +357,16 @@ static int mm_split_huge(u64 *pde)
 	return 0;
 }
 
+/*
+ * Frames go back in one batch per size, and a page table dropped whole is
+ * flushed with the rest of the TLB once, at the end, instead of an
+ * invlpg per page (every one emulated on kvm_pvm, with KVM's shadow walk
+ * behind it).
+ */
 void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 {
+	struct free_batch small = { 0 }, huge = { 0 };
+	bool flush_all = false;
 	u64 va = start;
 
 	mm_code_changed(mm);
@@ -313,7 +382,7 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 		}
 		if ((*pde & PTE_PS) && whole) {
 			if (!(*pde & PTE_BORROWED))
-				huge_free(*pde & PTE_ADDR &
+				batch_add(&huge, *pde & PTE_ADDR &
 					  ~(PV_HUGE_SIZE - 1));
 			*pde = 0;
 			invlpg(va);
@@ -329,17 +398,22 @@ void mm_unmap_range(struct mm *mm, u64 start, u64 end)
 			if (!*e)	/* a PROT_NONE page still has its frame */
 				continue;
 			if (!(*e & PTE_BORROWED))
-				page_free(*e & PTE_ADDR);
+				batch_add(&small, *e & PTE_ADDR);
 			*e = 0;
-			invlpg(va);
+			if (!whole)
+				invlpg(va);
 		}
 		/* A page table emptied as a whole goes too, so the range can
 		 * take a 2 MiB page later. */
 		if (whole) {
-			page_free(*pde & PTE_ADDR);
+			batch_add(&small, *pde & PTE_ADDR);
 			*pde = 0;
+			flush_all = true;
 		}
 	}
+	if (flush_all)
+		tlb_flush_all();
+	batch_free(&small, &huge);
 	mm_tlb_shootdown(mm);
 }
 
@@ -586,11 +660,26 @@ static u64 mmap_find_gap(struct mm *mm, u64 len, u64 align, int *idx)
  */
 static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
 {
-	u64 *pde = NULL;
+	u64 *pde = NULL, run = 0, run_pa = 0;
+	bool fresh = true;
 
 	for (u64 va = start; va < end; va += PV_HUGE_SIZE) {
-		u64 pa = huge_alloc_zero();
+		u64 pa;
 
+		/* Fresh frames a run at a time: one lock for a 64 MiB heap
+		 * growth, not 32 calls of huge_alloc_zero().  Once there
+		 * are none (freed ones first), one at a time. */
+		if (!run && fresh) {
+			run = huge_alloc_run((end - va) / PV_HUGE_SIZE, &run_pa);
+			fresh = run;
+		}
+		if (run) {
+			pa = run_pa;
+			run_pa += PV_HUGE_SIZE;
+			run--;
+		} else {
+			pa = huge_alloc_zero();
+		}
 		pde = pa ? mm_pde_next(mm, pde, va) : NULL;
 
 		/* The common case inline: the tables exist, the PDE is free. */
@@ -601,6 +690,8 @@ static int mm_map_huge_range(struct mm *mm, u64 start, u64 end, u64 flags)
 		if (!pa || mm_map_huge(mm, va, pa, flags)) {
 			if (pa)
 				huge_free(pa);
+			for (; run; run--, run_pa += PV_HUGE_SIZE)
+				huge_free(run_pa);
 			mm_unmap_range(mm, start, va);
 			return -ENOMEM;
 		}
@@ -752,7 +843,11 @@ static s64 mm_mmap_padded(struct mm *mm, u64 len, u32 prot)
 		if (v.start)
 			return v.start;
 	}
-	if (mm->nvma == MM_MAX_VMA || !mm_half_free(size))
+	/* Padded blocks never merge: past half the list, blocks that can
+	 * merge with their neighbours, or a program holding many (a
+	 * 1 GiB guest has room for 256) fills the list and gets ENOMEM
+	 * with memory free. */
+	if (mm->nvma >= MM_MAX_VMA / 2 || !mm_half_free(size))
 		return 0;
 	v.start = mmap_find_gap(mm, size, PV_HUGE_SIZE, &i);
 	if (!v.start)
@@ -1071,12 +1166,33 @@ s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice)
  */
 static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
 {
+	bool flush_all = false;
 	int err = 0;
 
 	for (u64 off = 0; off < len;) {
 		u64 *pde = mm_pde(mm, old + off);
 		bool huge;
 		u64 *e;
+
+		/* A whole page table of 4 KiB pages, both sides aligned:
+		 * the table moves, as Linux's move_page_tables() moves it,
+		 * not its 512 entries (a 4 KiB page each: a walk, a map and
+		 * an invlpg).  The TLB goes once at the end. */
+		if (pde && (*pde & PTE_P) && !(*pde & PTE_PS) &&
+		    !(((old + off) | (new + off)) & (PV_HUGE_SIZE - 1)) &&
+		    len - off >= PV_HUGE_SIZE) {
+			u64 *to = mm_pde_make(mm, new + off);
+
+			if (!to) {
+				err = -ENOMEM;
+				break;
+			}
+			*to = *pde;
+			*pde = 0;
+			flush_all = true;
+			off += PV_HUGE_SIZE;
+			continue;
+		}
 
 		if (pde && (*pde & PTE_P) && (*pde & PTE_PS)) {
 			if (!((old + off) & (PV_HUGE_SIZE - 1)) &&
@@ -1114,8 +1230,120 @@ static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
 		}
 		off += PAGE_SIZE;
 	}
+	if (flush_all)
+		tlb_flush_all();
 	mm_tlb_shootdown(mm);
 	return err;
+}
+
+/*
+ * A block that grows by mremap, as glibc's realloc() grows a chunk it
+ * mmapped (Lua's big tables: 10 of them, ~140,000 emulated instructions
+ * each), stays 2 MiB pages throughout, as mm_mmap_padded() made it: its
+ * size rounded up to 2 MiB with the rest as padding, while memory is
+ * plentiful.  Growing it is then a PDE write per 2 MiB, a move a PDE
+ * move, and the next growth often fits in the padding (mm_mremap()'s
+ * first case).  Otherwise (memory scarce, a block with 4 KiB pages, a
+ * read-only one) the length asked for, 4 KiB pages at the unaligned end.
+ * The padded size of len bytes at base (2 MiB-aligned, or no padding)
+ * whose first old_len are the pages at old, or len.  Those must be 2 MiB
+ * pages, all of them: a padded block is one throughout, which
+ * mm_cache_put() relies on (a partial mprotect splits a page and leaves
+ * the VMA whole).
+ */
+static u64 mm_mremap_size(struct mm *mm, const struct vma *v, u64 base,
+			  u64 old, u64 old_len, u64 len)
+{
+	u64 size = ALIGN_UP(len, PV_HUGE_SIZE), *pde = NULL;
+
+	if (!v->huge || !(v->prot & PROT_WRITE) || size == len ||
+	    ((base | old | old_len) & (PV_HUGE_SIZE - 1)) ||
+	    !mm_half_free(size - old_len))
+		return len;
+	for (u64 va = old; va < old + old_len; va += PV_HUGE_SIZE) {
+		pde = mm_pde_next(mm, pde, va);
+		if (!pde || !(*pde & PTE_PS))
+			return len;
+	}
+	return size;
+}
+
+/* Nothing mapped in [from, to). */
+static bool mm_range_free(struct mm *mm, u64 from, u64 to)
+{
+	for (int i = 0; i < mm->nvma; i++)
+		if (mm->vma[i].start < to && mm->vma[i].end > from)
+			return false;
+	return true;
+}
+
+/* Grow v in place to new_end: 0 done, 1 no room here, or -ENOMEM. */
+static s64 mm_mremap_grow(struct mm *mm, struct vma *v, u64 new_end)
+{
+	u64 old_end = v->end;
+	u64 top = v->start + mm_mremap_size(mm, v, v->start, v->start,
+					     old_end - v->start,
+					     new_end - v->start);
+
+	if (top != new_end && !mm_range_free(mm, old_end, top))
+		top = new_end;		/* no room for the padding */
+	if (top == new_end && !mm_range_free(mm, old_end, new_end))
+		return 1;
+	/* 2 MiB pages over the padded size, or failing that the length
+	 * asked for as mm_populate() maps it. */
+	if (top != new_end && v->prot &&
+	    !mm_map_huge_range(mm, old_end, top, pte_flags(v->prot))) {
+		v->end = top;
+		v->pad = top - new_end;
+		return 0;
+	}
+	v->end = new_end;
+	if (v->prot && mm_populate(mm, old_end, new_end, v->prot)) {
+		v->end = old_end;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Move [old, old + old_len) of v to a fresh range of new_len bytes. */
+static s64 mm_mremap_move(struct mm *mm, struct vma *v, u64 old,
+			  u64 old_len, u64 new_len)
+{
+	u64 size = mm_mremap_size(mm, v, 0, old, old_len, new_len);
+	struct vma n = { .prot = v->prot, .huge = new_len >= PV_HUGE_SIZE,
+			 .pad = (u32)(size - new_len) };
+	u64 flags = pte_flags(v->prot);
+	int i, err;
+
+	/* A fresh range, 2 MiB aligned when big, and the pages moved. */
+	n.start = mmap_find_gap(mm, size, n.huge ? PV_HUGE_SIZE : PAGE_SIZE,
+				&i);
+	if (!n.start)
+		return -ENOMEM;
+	n.end = n.start + size;
+	err = vma_add(mm, &n);
+	if (err)
+		return err;
+	if (mm_move_pages(mm, old, n.start, old_len))
+		return -ENOMEM;
+	/* Padded: whole 2 MiB pages after the moved ones; the length asked
+	 * for when they run out. */
+	if (n.prot && n.pad &&
+	    mm_map_huge_range(mm, n.start + old_len, n.end, flags)) {
+		v = vma_find(mm, n.start);
+		v->end = n.start + new_len;
+		v->pad = 0;
+		n.end = v->end;
+		n.pad = 0;
+	}
+	if (n.prot && !n.pad &&
+	    mm_populate(mm, n.start + old_len, n.end, n.prot)) {
+		/* Half moved cannot be undone cheaply: Linux would not get
+		 * here, having reserved its page tables first. */
+		return -ENOMEM;
+	}
+	mm_munmap(mm, old, old_len);
+	return n.start;
 }
 
 /*
@@ -1127,9 +1355,7 @@ static int mm_move_pages(struct mm *mm, u64 old, u64 new, u64 len)
 s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 {
 	struct vma *v;
-	u64 old_end, new_end, start;
-	s64 err;
-	int i;
+	u64 old_end, new_end;
 
 	mm_cache_drop(mm);
 	mm_code_changed(mm);
@@ -1170,44 +1396,14 @@ s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 	new_end = old + new_len;
 	if (old_end == v->end && user_range_ok(old, new_len) &&
 	    new_end <= PV_USER_STACK_TOP - (64ull << 20)) {
-		bool free = true;
+		s64 r = mm_mremap_grow(mm, v, new_end);
 
-		for (int i = 0; i < mm->nvma; i++)
-			if (mm->vma[i].start < new_end &&
-			    mm->vma[i].end > old_end)
-				free = false;
-		if (free) {
-			u32 prot = v->prot;
-
-			v->end = new_end;
-			if (prot && mm_populate(mm, old_end, new_end, prot)) {
-				v->end = old_end;
-				return -ENOMEM;
-			}
-			return old;
-		}
+		if (r != 1)
+			return r ? r : (s64)old;
 	}
 	if (!(flags & 1))			/* MREMAP_MAYMOVE */
 		return -ENOMEM;
-	/* A fresh range, 2 MiB aligned when big, and the pages moved. */
-	start = mmap_find_gap(mm, new_len, new_len >= PV_HUGE_SIZE ?
-			      PV_HUGE_SIZE : PAGE_SIZE, &i);
-	if (!start)
-		return -ENOMEM;
-	err = vma_insert(mm, start, start + new_len, v->prot,
-			 new_len >= PV_HUGE_SIZE);
-	if (err)
-		return err;
-	v = vma_find(mm, start);
-	if (mm_move_pages(mm, old, start, old_len) ||
-	    (v->prot && mm_populate(mm, start + old_len, start + new_len,
-				    v->prot))) {
-		/* Half moved cannot be undone cheaply: Linux would not get
-		 * here, having reserved its page tables first. */
-		return -ENOMEM;
-	}
-	mm_munmap(mm, old, old_len);
-	return start;
+	return mm_mremap_move(mm, v, old, old_len, new_len);
 }
 
 /* The heap is mapped in whole 2 MiB pages from a 2 MiB-aligned start. */
@@ -1224,10 +1420,20 @@ u64 mm_brk(struct mm *mm, u64 newbrk)
 			    mm->vma[i].end > old_top)
 				return mm->brk;
 		if (mm_map_huge_range(mm, old_top, new_top,
-				      pte_flags(PROT_READ | PROT_WRITE)))
+				      pte_flags(PROT_READ | PROT_WRITE))) {
+			pmem_refused();	/* no 2 MiB frame left */
 			return mm->brk;
+		}
 	} else if (new_top < old_top) {
-		mm_unmap_range(mm, new_top, old_top);
+		u64 va = new_top;
+
+		/* 2 MiB pages, one PDE walk per 1 GiB; a split one (a
+		 * partial munmap or mprotect of the heap) page by page. */
+		mm_code_changed(mm);
+		if (mm_unmap_huge(mm, &va, old_top))
+			mm_tlb_shootdown(mm);
+		else
+			mm_unmap_range(mm, va, old_top);
 	}
 	mm->brk = newbrk;
 	return newbrk;

@@ -426,7 +426,7 @@ bool syscall_slow;
  * is known and before any user code runs, so entry.S tests nothing else.
  */
 extern char syscall_fast[], syscall_slow_entry[], syscall_leaf_getpid[],
-	syscall_leaf_gettid[];
+	syscall_leaf_gettid[], syscall_leaf_pread[], syscall_leaf_pwrite[];
 u64 syscall_entries[NR_MAX];
 
 void syscall_init(void)
@@ -437,6 +437,12 @@ void syscall_init(void)
 	if (!ktrace) {
 		syscall_entries[39] = (u64)syscall_leaf_getpid;
 		syscall_entries[186] = (u64)syscall_leaf_gettid;
+	}
+	/* In-memory files' pread64/pwrite64 (file_leaf.c): where the fast
+	 * path is, as they fall back to it. */
+	if (!syscall_slow) {
+		syscall_entries[17] = (u64)syscall_leaf_pread;
+		syscall_entries[18] = (u64)syscall_leaf_pwrite;
 	}
 }
 

@@ -88,6 +88,19 @@ struct pv_boot_params {
 	 * PV_STEP_CACHE_VA in every process; 0 when not counting by blocks.
 	 */
 	uint64_t step_cache_phys;
+	/*
+	 * Live, written by the guest kernel's page allocator
+	 * (guest-kernel/pmem.c), read by the VMM.  RAM is handed out from
+	 * mem_bump up (4 KiB pages) and from mem_top down (2 MiB pages);
+	 * what lies between has never been used, so the VMM populates host
+	 * memory only around what the guest has taken (vmm/core/vm.c).
+	 * mem_refused counts allocations refused because guest RAM ran out:
+	 * at exit the VMM says so, with the --mem hint.  0 in all three:
+	 * a kernel that does not say (--kernel).
+	 */
+	uint64_t mem_bump;
+	uint64_t mem_top;
+	uint64_t mem_refused;
 };
 
 _Static_assert(sizeof(struct pv_memmap_entry) == 24, "memmap entry size");
@@ -96,7 +109,7 @@ _Static_assert(__builtin_offsetof(struct pv_boot_params, memmap) == 144,
 _Static_assert(__builtin_offsetof(struct pv_boot_params, kstep_live) == 144 +
 	       24 * PV_MAX_MEMMAP + 256 + PV_BOOT_ARGS_SIZE, "boot params layout");
 _Static_assert(sizeof(struct pv_boot_params) == 144 + 24 * PV_MAX_MEMMAP + 256
-	       + PV_BOOT_ARGS_SIZE + 16, "boot params size");
+	       + PV_BOOT_ARGS_SIZE + 40, "boot params size");
 _Static_assert(sizeof(struct pv_boot_params) <= 8192, "boot params fit 2 pages");
 
 #endif

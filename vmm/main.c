@@ -225,6 +225,11 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 				  (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (cfg->report_fd > 0)
 		run_report(&vm, cfg->report_fd);
+	if (vm_mem_refused(&vm))
+		fprintf(stderr, "vmm: the guest ran out of memory (--mem %llu "
+			"MiB): %s\n", (unsigned long long)(vm.mem_size >> 20),
+			vm.mem_size < PV_MAX_MEM ? "run with a larger --mem, "
+			"up to 2G" : "2G is the most --mem gives");
 	if (atomic_load(&vm.stop) == VM_STOP_ERROR ||
 	    status == VMM_EXIT_TIMEOUT)
 		vmm_error(NULL, vm.stop_msg);

@@ -38,7 +38,10 @@ done
 (cd "$tmp/dir" && env -i "$prog" "${nargs[@]}") >"$tmp/native" 2>"$tmp/native.err" </dev/null
 nstatus=$?
 rm -rf "$tmp/dir"/*
-timeout -k 5 300 "$vmm" run --cpus "$cpus" --mem 256M --timeout 240 "${files[@]}" \
+# CORPUS_MEM: the guest's --mem (256M unless set; empty: vmm's default).
+mem=(--mem "${CORPUS_MEM-256M}")
+[ -z "${CORPUS_MEM-256M}" ] && mem=()
+timeout -k 5 300 "$vmm" run --cpus "$cpus" "${mem[@]}" --timeout 240 "${files[@]}" \
 	-- "$prog" "${gargs[@]}" >"$tmp/guest" 2>"$tmp/guest.err" </dev/null
 gstatus=$?
 

@@ -4,7 +4,7 @@
  * sysconf (glibc reads /sys/devices/system/cpu/online, then /proc/stat,
  * then sched_getaffinity), get_nprocs_conf, and the affinity mask.  In the
  * guest every answer must be the --cpus count.  Also the memory size that
- * sysconf reads from sysinfo: --mem (128 MiB by default, 32768 pages).
+ * sysconf reads from sysinfo: --mem (1 GiB by default, 262144 pages).
  */
 #define _GNU_SOURCE
 #include <sched.h>

@@ -5,8 +5,9 @@
  * path of entry.S: the cheapest kernel entry there is, so the floor of
  * the run; getppid, the full path), a futex wake with no waiter, a 4 KiB
  * pipe write and read, a fault delivered as SIGSEGV and returned from,
- * and a thread switch (sched_yield ping-pong of two threads on one vCPU,
- * per switch), as one JSON object.
+ * a 4 KiB pread and pwrite of a file in /tmp, and a thread switch
+ * (sched_yield ping-pong of two threads on one vCPU, per switch), as one
+ * JSON object.
  *
  * `kbench loop PATH N` runs one kernel path N times and nothing else, for
  * counting its kernel instructions exactly (tests/kvm/kbench_insns.sh runs
@@ -23,12 +24,22 @@
  *   fault     a read of address 0: the #PF, SIGSEGV delivery, a handler
  *             that steps over the 2-byte load, and rt_sigreturn (memory
  *             is mapped eagerly, so this is the guest's page-fault path)
+ *   pread     pread64 of 4 KiB from a 256 KiB file in /tmp (the guest's
+ *             in-memory tree: SQLite's temporary file), at page offsets
+ *             that walk the file; the file is made at N = 0 too
+ *   pwrite    pwrite64 of 4 KiB over that file, the same way
+ *   brk       the heap grown by 64 MiB and shrunk back (raw brk)
+ *   mremap    a block grown as glibc's realloc() grows an mmapped chunk
+ *             (Lua's big tables): mmap of 1 MiB, then mremap(MAYMOVE)
+ *             to 1.5x its size seven times (up to 17 MiB, each a page
+ *             multiple and not a 2 MiB one), then munmap
  *   pmi       N virtual PMIs of a perf_event sampling user cycles into
  *             its mmap ring (what a program that samples itself costs:
  *             the PMI's entry, one PERF_RECORD_SAMPLE, the re-arm); the
  *             event is opened and mapped at N = 0 too
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -109,6 +120,63 @@ static int loop_pmi(long n)
 	return 0;
 }
 
+/* A 256 KiB file in the guest's in-memory /tmp, 4 KiB read or written at
+ * a different page each time. */
+static int loop_file(const char *path, long n)
+{
+	static char buf[4096];
+	int fd = open("/tmp/kbench", O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0)
+		return 1;
+	for (int i = 0; i < 64; i++)
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+			return 1;
+	for (long i = 0; i < n; i++) {
+		off_t off = (off_t)(i % 64) * 4096;
+
+		if ((path[1] == 'r' ? pread(fd, buf, sizeof(buf), off) :
+		     pwrite(fd, buf, sizeof(buf), off)) != sizeof(buf))
+			return 1;
+	}
+	return close(fd);
+}
+
+static int loop_brk(long n)
+{
+	unsigned long cur = syscall(SYS_brk, 0);
+
+	for (long i = 0; i < n; i++)
+		if ((unsigned long)syscall(SYS_brk, cur + (64ul << 20)) !=
+		    cur + (64ul << 20) ||
+		    (unsigned long)syscall(SYS_brk, cur) != cur)
+			return 1;
+	return 0;
+}
+
+static int loop_mremap(long n)
+{
+	for (long i = 0; i < n; i++) {
+		size_t len = (1u << 20) + 4096;
+		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return 1;
+		for (int k = 0; k < 7; k++) {
+			size_t next = (len * 3 / 2 + 4095) & ~4095ul;
+
+			p = mremap(p, len, next, MREMAP_MAYMOVE);
+			if (p == MAP_FAILED)
+				return 1;
+			len = next;
+		}
+		if (munmap(p, len))
+			return 1;
+	}
+	return 0;
+}
+
 #define FUTEX_WAKE_PRIVATE_ 129	/* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
 #define FUTEX_WAIT_PRIVATE_ 128	/* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
 
@@ -156,6 +224,12 @@ static int loop_path(const char *path, long n)
 			fault_once();
 	} else if (!strcmp(path, "pmi")) {
 		return loop_pmi(n);
+	} else if (!strcmp(path, "brk")) {
+		return loop_brk(n);
+	} else if (!strcmp(path, "mremap")) {
+		return loop_mremap(n);
+	} else if (!strcmp(path, "pread") || !strcmp(path, "pwrite")) {
+		return loop_file(path, n);
 	} else if (!strcmp(path, "yield")) {
 		/* The partner runs in both the N = 0 and the N = K run, so
 		 * its creation cancels in the difference. */
@@ -195,6 +269,24 @@ static void call_pipe(void)
 
 	if (write(bench_pipe[1], buf, sizeof(buf)) != sizeof(buf) ||
 	    read(bench_pipe[0], buf, sizeof(buf)) != sizeof(buf))
+		abort();
+}
+
+static int bench_file;
+
+static void call_pread(void)
+{
+	static char buf[4096];
+
+	if (pread(bench_file, buf, sizeof(buf), 8192) != sizeof(buf))
+		abort();
+}
+
+static void call_pwrite(void)
+{
+	static char buf[4096];
+
+	if (pwrite(bench_file, buf, sizeof(buf), 8192) != sizeof(buf))
 		abort();
 }
 
@@ -255,6 +347,11 @@ int main(int argc, char **argv)
 		return 1;
 	printf("\"pipe_us\": %.1f, ", median_us(call_pipe, khz));
 	printf("\"fault_us\": %.1f, ", median_us(fault_once, khz));
+	bench_file = open("/tmp/kbench", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (bench_file < 0 || ftruncate(bench_file, 65536))
+		return 1;
+	printf("\"pread_us\": %.1f, ", median_us(call_pread, khz));
+	printf("\"pwrite_us\": %.1f, ", median_us(call_pwrite, khz));
 	pthread_create(&t, NULL, yielder, NULL);
 	sched_yield();
 	/* Each sched_yield() is to the other thread and back. */

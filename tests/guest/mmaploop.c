@@ -10,7 +10,8 @@
  * more than the guest has.  Then 200 rounds of 100-400 KiB blocks (one
  * 2 MiB page each, padded, while memory is plentiful: the padding must go
  * with them), and one block grown and shrunk by mremap, whose old bytes
- * stay and whose new ones read as zero.  Then 3 MiB blocks (padded to
+ * stay and whose new ones read as zero, and blocks grown by mremap as
+ * realloc() grows them (remap_chains()).  Then 3 MiB blocks (padded to
  * 4 MiB) unmapped in two pieces, tail or head first, as allocators that
  * trim do: the padding must go with the piece that ends where it starts.
  * Last, glibc's thread stacks: 8 MiB opened by mprotect in a PROT_NONE
@@ -150,6 +151,87 @@ static int remap(void)
 	    check(p, a, c, 0, "mremap 3M") || munmap(p, c))
 		return 1;
 	printf("mremap: grown, shrunk and grown again\n");
+	return 0;
+}
+
+/*
+ * Blocks grown as glibc's realloc() grows an mmapped chunk (Lua's big
+ * tables): 1 MiB and a page, then mremap to 1.5x seven times, page
+ * multiples and never 2 MiB ones.  The kernel keeps such a block padded
+ * to 2 MiB pages (mm.c, mm_mremap_size()) and grows it inside the
+ * padding or in place past it; with a block mapped after it (kind 1) it
+ * moves, padded; mapped MAP_FIXED at the start of a PROT_NONE
+ * reservation (kind 2) it has 4 KiB pages at its end and moves every
+ * time, page by page; split by an mprotect and put back, it grows
+ * unpadded.  Old bytes stay, new ones read as zero, and munmap of the
+ * length asked for gives all of it back.
+ */
+static unsigned char *remap_chain(int kind, unsigned char *res)
+{
+	size_t len = (1ul << 20) + 4096, next;
+	unsigned char *p = kind == 2 ?
+		mmap(res, len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) :
+		mmap(NULL, len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *after = kind == 1 ? map_fill(300ul << 10, 3,
+						    "mremap chains", 0) : NULL;
+
+	if (p == MAP_FAILED || (kind == 1 && !after))
+		return NULL;
+	memset(p, 1, len);
+	for (int k = 0; k < 7; k++, len = next) {
+		next = (len * 3 / 2 + 4095) & ~4095ul;
+		p = mremap(p, len, next, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED || check(p, 0, len, k + 1, "mremap chains") ||
+		    check(p, len, next, 0, "mremap chains")) {
+			printf("mremap chains: kind %d, step %d\n", kind, k);
+			return NULL;
+		}
+		memset(p, k + 2, next);
+	}
+	if (munmap(p, len) || (after && munmap(after, 300ul << 10)))
+		return NULL;
+	return p;
+}
+
+static int remap_chains(void)
+{
+	unsigned long before = free_mib();
+	unsigned char *res = mmap(NULL, 32ul << 20, PROT_NONE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	for (int i = 0; i < 21; i++) {
+		if (res == MAP_FAILED || !remap_chain(i % 3, res)) {
+			printf("mremap chains: round %d failed\n", i);
+			return 1;
+		}
+		/* The reservation's piece, unmapped with the moved block. */
+		if (i % 3 == 2 &&
+		    mmap(res, 32ul << 20, PROT_NONE, MAP_PRIVATE |
+			 MAP_ANONYMOUS | MAP_FIXED, -1, 0) != res)
+			return 1;
+	}
+	munmap(res, 32ul << 20);
+	/* 2 MiB pages split by an mprotect and put back (the VMA whole
+	 * again, a page table inside it), then grown: not padded (a
+	 * padded block freed is kept, and must be 2 MiB pages). */
+	for (int i = 0; i < 4; i++) {
+		size_t n = 4ul << 20, m = (5ul << 20) + 4096;
+		unsigned char *p = map_fill(n, 4, "mremap split", i);
+
+		if (!p || mprotect(p + (1ul << 20), 4096, PROT_READ) ||
+		    mprotect(p + (1ul << 20), 4096, PROT_READ | PROT_WRITE) ||
+		    (p = mremap(p, n, m, MREMAP_MAYMOVE)) == MAP_FAILED ||
+		    check(p, 0, n, 4, "mremap split") ||
+		    check(p, n, m, 0, "mremap split") || munmap(p, m)) {
+			printf("mremap split: round %d failed\n", i);
+			return 1;
+		}
+	}
+	if (free_back(before, "mremap chains"))
+		return 1;
+	printf("mremap chains: 21 rounds ok\n");
 	return 0;
 }
 
@@ -313,5 +395,6 @@ int main(void)
 		}
 	}
 	printf("mmap loop: %d rounds ok\n", rounds);
-	return small_blocks() || remap() || split_frees() || stacks() || kept();
+	return small_blocks() || remap() || remap_chains() || split_frees() ||
+	       stacks() || kept();
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boot.h"
 #include "host.h"
 #include "kvm_stats.h"
 #include "layout.h"
@@ -84,34 +85,103 @@ static void vm_kick_handler(int sig)
 
 /*
  * Host faults on first touch cost ~2.3 us per 4 KiB page more than touching
- * populated memory, but populating 128 MiB up front costs 40+ ms of boot.
- * So a background thread populates guest RAM top-down (where the guest
- * kernel takes its 2 MiB pages from) once the guest has run for 50 ms:
- * short runs never pay for it (page faults contend for the mm lock).
+ * populated memory, but populating all of RAM up front costs 40+ ms of
+ * boot per 128 MiB, and host memory for RAM the guest never uses.  So a
+ * background thread populates, once the guest has run for 50 ms (short
+ * runs never pay for it: page faults contend for the mm lock), only what
+ * the guest kernel's page allocator has handed out plus VM_POPULATE_AHEAD
+ * beyond it on each side: 4 KiB pages are taken from mem_bump up, 2 MiB
+ * pages from mem_top down (uapi/boot.h).  It follows them as they move,
+ * polling every millisecond while they do and backing off to 16 ms when
+ * they do not.  A guest that does not publish them (--kernel) gets no
+ * populating, only faults; a lying one gets at most all of its RAM
+ * populated, which it could have touched anyway.
  */
+#define VM_POPULATE_AHEAD	(16ull << 20)
+#define VM_POPULATE_POLL_NS	(1000 * 1000)
+#define VM_POPULATE_IDLE_NS	(16 * 1000 * 1000)
+
+/* What to populate now: [0, *low) and [*high, mem_size), 2 MiB-aligned. */
+static void vm_mem_wanted(struct vm *vm, uint64_t *low, uint64_t *high)
+{
+	const struct pv_boot_params *bp = (const void *)
+		(vm->mem + PV_BOOT_PARAMS_PHYS);
+	uint64_t bump = __atomic_load_n(&bp->mem_bump, __ATOMIC_RELAXED);
+	uint64_t top = __atomic_load_n(&bp->mem_top, __ATOMIC_RELAXED);
+
+	*low = 0;
+	*high = vm->mem_size;
+	if (!bump || !top)
+		return;
+	if (bump < vm->mem_size - VM_POPULATE_AHEAD)
+		*low = (bump + VM_POPULATE_AHEAD + PV_HUGE_SIZE - 1) &
+		       ~(PV_HUGE_SIZE - 1);
+	else
+		*low = vm->mem_size;
+	if (top > VM_POPULATE_AHEAD && top <= vm->mem_size)
+		*high = (top - VM_POPULATE_AHEAD) & ~(PV_HUGE_SIZE - 1);
+	else
+		*high = 0;
+}
+
+/* One 2 MiB chunk at off: false once the VM stops. */
+static bool vm_mem_populate_chunk(struct vm *vm, uint64_t off)
+{
+	struct timespec gap = { 0, 20 * 1000 };
+
+	if (atomic_load(&vm->stop) != VM_RUNNING)
+		return false;
+	madvise(vm->mem + off, PV_HUGE_SIZE, MADV_POPULATE_WRITE);
+	/*
+	 * A breath between chunks, or a VMM thread that maps memory (glibc's
+	 * first malloc in a vCPU thread maps an arena) waits for mmap_lock
+	 * until the populating is done: 28 ms at the end of `vmm stat` of
+	 * libquantum, 30% of its run.
+	 */
+	nanosleep(&gap, NULL);
+	return true;
+}
+
 static void *vm_mem_populate(void *arg)
 {
 	struct vm *vm = arg;
 	struct timespec delay = { 0, 50 * 1000 * 1000 };
-	struct timespec gap = { 0, 20 * 1000 };
+	uint64_t low = 0, high = vm->mem_size, want_low, want_high;
+	long poll = VM_POPULATE_POLL_NS;
 
 	/* Interrupted early (EINTR) when the VM stops first. */
 	nanosleep(&delay, NULL);
+	while (atomic_load(&vm->stop) == VM_RUNNING && low < high) {
+		bool moved = false;
 
-	for (uint64_t off = vm->mem_size; off > 0; off -= PV_HUGE_SIZE) {
-		if (atomic_load(&vm->stop) != VM_RUNNING)
-			break;
-		madvise(vm->mem + off - PV_HUGE_SIZE, PV_HUGE_SIZE,
-			MADV_POPULATE_WRITE);
-		/*
-		 * A breath between chunks, or a VMM thread that maps memory
-		 * (glibc's first malloc in a vCPU thread maps an arena) waits
-		 * for mmap_lock until all of RAM is populated: 28 ms at the
-		 * end of `vmm stat` of libquantum, 30% of its run.
-		 */
-		nanosleep(&gap, NULL);
+		vm_mem_wanted(vm, &want_low, &want_high);
+		/* The top first: big allocations take 2 MiB pages there. */
+		for (; high > want_high && high > low; moved = true) {
+			if (!vm_mem_populate_chunk(vm, high - PV_HUGE_SIZE))
+				return NULL;
+			high -= PV_HUGE_SIZE;
+		}
+		for (; low < want_low && low < high; moved = true) {
+			if (!vm_mem_populate_chunk(vm, low))
+				return NULL;
+			low += PV_HUGE_SIZE;
+		}
+		poll = moved ? VM_POPULATE_POLL_NS :
+		       poll * 2 < VM_POPULATE_IDLE_NS ? poll * 2 :
+		       VM_POPULATE_IDLE_NS;
+		nanosleep(&(struct timespec){ 0, poll }, NULL);
 	}
 	return NULL;
+}
+
+uint64_t vm_mem_refused(struct vm *vm)
+{
+	const struct pv_boot_params *bp;
+
+	if (!vm->mem)
+		return 0;
+	bp = (const void *)(vm->mem + PV_BOOT_PARAMS_PHYS);
+	return __atomic_load_n(&bp->mem_refused, __ATOMIC_RELAXED);
 }
 
 static int vm_mem_alloc(struct vm *vm)

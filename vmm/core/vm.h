@@ -111,6 +111,9 @@ int vm_run(struct vm *vm);
 void vm_request_stop(struct vm *vm, enum vm_stop why, int status,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Allocations the guest kernel refused for lack of RAM (the --mem hint). */
+uint64_t vm_mem_refused(struct vm *vm);
+
 /* Guest physical memory access with bounds checks: NULL when out of range. */
 void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa, uint64_t len);
 
