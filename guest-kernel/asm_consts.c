@@ -31,6 +31,7 @@ void asm_consts(void)
 	CONST(FILE_INO, offsetof(struct file, ino));
 	CONST(FILE_FLAGS, offsetof(struct file, flags));
 	CONST(INODE_KIND, offsetof(struct inode, kind));
+	CONST(INODE_HH, offsetof(struct inode, hh));
 	CONST(INODE_DATA_OWNED, offsetof(struct inode, data_owned));
 	CONST(INODE_SIZE, offsetof(struct inode, size));
 	CONST(INODE_DATA, offsetof(struct inode, data));

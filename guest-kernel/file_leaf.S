@@ -8,9 +8,10 @@
  * copy is one PV_HC_MEMCPY, as copy_to_user() does from 64 bytes on.
  *
  * Only the plain case is taken: a descriptor open for the access, a
- * regular file whose data is in memory, 64 bytes to MAX_RW_COUNT asked
- * for, a buffer in the user half, an offset before the end (pread) or
- * not past it with room in what the file has allocated (pwrite).
+ * regular file of the in-memory tree (not of a --dir share), 64 bytes to
+ * MAX_RW_COUNT asked for, a buffer in the user half, an offset before the
+ * end (pread) or not past it with room in what the file has allocated
+ * (pwrite).
  * Anything else, and a BKL held elsewhere, goes to syscall_fast with its
  * registers untouched, and fs_syscalls.c's prw() does it: that is the
  * reference, and what is done here must give what it gives.  Nothing
@@ -53,6 +54,10 @@
 	\acc_jump	\slow
 	mov	FILE_INO(%rax), %rax
 	cmpb	$VN_REG_ASM, INODE_KIND(%rax)
+	jne	\slow
+	/* A --dir file's data in memory (for an mmap or execve) is a copy:
+	 * its reads and writes are the host file's (hostfs.c). */
+	cmpl	$0, INODE_HH(%rax)
 	jne	\slow
 	lea	-LEAF_MIN(%rdx), %rcx
 	cmp	$(MAX_RW - LEAF_MIN), %rcx

@@ -162,6 +162,24 @@ static void writes(int fd, int wronly)
 	show("grown file", rd(fd, buf, BIG, 40960), buf);
 }
 
+/*
+ * A file mapped and then written: every pread after a pwrite sees the
+ * write.  In a --dir share the guest keeps a copy of the host file for
+ * the mapping, and reads and writes still go to the host file.
+ */
+static void mapped(int fd)
+{
+	void *m = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+
+	show("mmap of the file", m == MAP_FAILED ? -errno : 0, NULL);
+	memset(buf, 0x5a, 4096);
+	show("after mmap, pwrite 4096 @4096", wr(fd, buf, 4096, 4096), NULL);
+	memset(buf, 0, 4096);
+	show("after mmap, pread 4096 @4096", rd(fd, buf, 4096, 4096), buf);
+	if (m != MAP_FAILED)
+		munmap(m, 8192);
+}
+
 int main(void)
 {
 	char name[] = "/tmp/prw-XXXXXX";
@@ -200,6 +218,7 @@ int main(void)
 	show("own file, 4096 @0", rd(self, buf, 4096, 0), buf);
 	show("own file, 64 @64", rd(self, buf, 64, 64), buf);
 	show("own file, write", wr(self, buf, 4096, 0), NULL);
+	mapped(fd);
 	unlink(name);
 	return 0;
 }
