@@ -13,9 +13,9 @@
 #define LVT_PERIODIC		(1u << 17)
 #define TICK_NS			10000000u	/* 100 Hz; KVM's APIC bus is 1 GHz */
 /*
- * While the VMM steps kernel code (`:k` on a standard host, boot params
- * kstep_live), each kernel instruction is a VM exit to user space: tens of
- * us under QEMU's SVM.  A 10 ms tick then takes longer to handle than it
+ * While the VMM steps kernel code (`:k`, boot params kstep_live), each
+ * kernel instruction is a VM exit to user space: tens of us under QEMU's
+ * SVM, 15-50 us on kvm_pvm.  A 10 ms tick then takes longer to handle than it
  * lasts and nothing else runs (seen: tests hung until --timeout, exits
  * still coming), so the tick slows down to 1 Hz for that time.
  */

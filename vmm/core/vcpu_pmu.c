@@ -278,17 +278,17 @@ static void vcpu_pmu_exit_time(struct vcpu *v)
 }
 
 /*
- * A standard KVM arms TF only at the RIP where the VMM stopped, and the
- * CPU clears it at every kernel entry: the guest kernel sets it again at
- * its entries while boot params' kstep_live says some vCPU is stepped.
+ * Boot params' kstep_live says some vCPU is stepped.  A standard KVM arms
+ * TF only at the RIP where the VMM stopped, and the CPU clears it at every
+ * kernel entry: there the guest kernel sets it again at its entries.  On
+ * every host the kernel ticks at 1 Hz meanwhile (lapic.c): each stepped
+ * kernel instruction is an exit, and a 100 Hz tick's work outlasted it.
  */
 static void vcpu_pmu_kstep_live(struct vcpu *v, bool on)
 {
 	struct pv_boot_params *bp;
 	int n;
 
-	if (v->vm->host_kind != PV_HOST_STANDARD)
-		return;
 	n = atomic_fetch_add(&v->vm->kstep_vcpus, on ? 1 : -1) + (on ? 1 : -1);
 	bp = vm_gpa_to_hva(v->vm, PV_BOOT_PARAMS_PHYS, sizeof(*bp));
 	if (bp)
