@@ -85,8 +85,8 @@ static void test_header_corruptions(void **state)
 	}
 	EXPECT_BAD("outside the user address space");
 	RESET();
-	ph[0].p_type = PT_INTERP;
-	EXPECT_BAD("dynamically linked");
+	ph[0].p_type = PT_INTERP;	/* a PT_PHDR: bytes without a NUL */
+	EXPECT_BAD("interpreter path");
 	free(p);
 }
 
