@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A dynamically linked glibc program (built by the host compiler, PIE and
+ * not): what the guest kernel's execve of a PT_INTERP program must give
+ * ld.so and libc.  It prints the same lines natively and in the guest.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+extern char _start[];
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	/* The first object is the program: its headers are AT_PHDR's. */
+	if (!*(int *)arg)
+		*(int *)arg = info->dlpi_phdr == (void *)getauxval(AT_PHDR) ?
+			      1 : -1;
+	return 1;
+}
+
+static void *thread_fn(void *arg)
+{
+	return (char *)arg + 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	const unsigned char *rnd = (const void *)getauxval(AT_RANDOM);
+	const char *base = strrchr(argv[0], '/');
+	double (*cosp)(double);
+	pthread_t th;
+	void *ret, *m;
+	int phdr = 0;
+
+	base = base ? base + 1 : argv[0];
+	printf("dynhello: %s, %d args, last %s\n", base, argc,
+	       argc > 1 ? argv[argc - 1] : "-");
+	dl_iterate_phdr(phdr_cb, &phdr);
+	printf("AT_BASE %s, AT_ENTRY %s, AT_PHDR %s, AT_PHNUM %s\n",
+	       getauxval(AT_BASE) ? "set" : "0",
+	       getauxval(AT_ENTRY) == (unsigned long)_start ? "_start" : "wrong",
+	       phdr == 1 ? "the program's" : "wrong",
+	       getauxval(AT_PHNUM) > 2 ? "ok" : "wrong");
+	printf("AT_EXECFN %s, AT_RANDOM %s, AT_PAGESZ %lu, AT_SECURE %lu\n",
+	       execfn && strstr(execfn, base) ? "names the program" : "wrong",
+	       rnd && (rnd[0] | rnd[1] | rnd[2] | rnd[3]) ? "set" : "wrong",
+	       getauxval(AT_PAGESZ), getauxval(AT_SECURE));
+	m = dlopen("libm.so.6", RTLD_NOW);
+	cosp = m ? (double (*)(double))dlsym(m, "cos") : NULL;
+	printf("dlopen libm.so.6: cos(0) = %g\n", cosp ? cosp(0.0) : -1.0);
+	if (pthread_create(&th, NULL, thread_fn, "xthread") ||
+	    pthread_join(th, &ret))
+		return 1;
+	printf("pthread: %s\n", (char *)ret);
+	return argc > 1 && !strcmp(argv[argc - 1], "fail") ? 3 : 0;
+}
