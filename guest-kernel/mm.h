@@ -17,7 +17,12 @@
 #define PROT_WRITE	2
 #define PROT_EXEC	4
 
-#define MM_MAX_VMA	128
+/*
+ * VMAs: a page of them, then a 2 MiB page for a program that needs more
+ * (a dynamically linked one has 4-5 per library: curl has 150).
+ */
+#define MM_VMA_SMALL	170		/* PAGE_SIZE / sizeof(struct vma) */
+#define MM_VMA_BIG	87381		/* PV_HUGE_SIZE / sizeof(struct vma) */
 /* Freed 2 MiB-page blocks an address space keeps for reuse (mm.c). */
 #define MM_CACHE_MAX	16
 #define MM_CACHE_BYTES	(32ull << 20)
@@ -54,7 +59,8 @@ struct mm {
 		int idx;		/* its vma_index(), if still so */
 	} cache[MM_CACHE_MAX];
 	u64 cache_bytes;
-	struct vma vma[MM_MAX_VMA];	/* sorted by start, disjoint */
+	int vma_max;			/* MM_VMA_SMALL or MM_VMA_BIG */
+	struct vma *vma;		/* sorted by start, disjoint */
 };
 
 void *kmalloc(size_t n);

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char _start[];
 
@@ -28,6 +31,46 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static void *thread_fn(void *arg)
 {
 	return (char *)arg + 1;
+}
+
+/*
+ * More mappings than one page of the guest's VMA list holds (170): pages
+ * of alternating protection, which cannot merge; kept across fork and
+ * listed in /proc/self/maps.  A program with 30 libraries has 150.
+ */
+static int many_vmas(void)
+{
+	enum { N = 400 };
+	char *p = mmap(NULL, 2 * N * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int lines = 0, c, st;
+	FILE *f;
+	pid_t pid;
+
+	if (p == MAP_FAILED)
+		return 1;
+	for (int i = 0; i < 2 * N; i++)
+		p[i * 4096] = (char)i;
+	for (int i = 0; i < N; i++)
+		if (mprotect(p + 2 * i * 4096, 4096, PROT_READ))
+			return 1;
+	pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 2 * N; i++)
+			if (p[i * 4096] != (char)i)
+				_exit(1);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || st)
+		return 1;
+	f = fopen("/proc/self/maps", "r");
+	while (f && (c = getc(f)) != EOF)
+		lines += c == '\n';
+	if (f)
+		fclose(f);
+	printf("vmas: %d mappings of alternating protection, kept by fork, "
+	       "maps %s\n", 2 * N, lines > 2 * N ? "lists them" : "short");
+	return munmap(p, 2 * N * 4096);
 }
 
 int main(int argc, char **argv)
@@ -60,5 +103,7 @@ int main(int argc, char **argv)
 	    pthread_join(th, &ret))
 		return 1;
 	printf("pthread: %s\n", (char *)ret);
+	if (argc > 1 && !strcmp(argv[1], "vmas") && many_vmas())
+		return 1;
 	return argc > 1 && !strcmp(argv[argc - 1], "fail") ? 3 : 0;
 }
