@@ -251,6 +251,17 @@ static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
 }
 
 /*
+ * The get and list halves of the xattr calls: EOPNOTSUPP, Linux's answer
+ * on a filesystem without extended attributes, which coreutils' ls -l
+ * (ACLs, SELinux labels) takes as "none"; ENOSYS made it print an error.
+ */
+static s64 sys_no_xattr(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return -EOPNOTSUPP;
+}
+
+/*
  * Comments here feed docs/compatibility.md (scripts/compat-table.sh):
  * "partial: ..." says which flags or parts are missing, "refused: ERRNO"
  * an entry that only answers as Linux does without the feature.  A number
@@ -339,6 +350,12 @@ const sys_fn sys_table[NR_MAX] = {
 	[157] = sys_prctl,		/* partial: PR_SET_NAME PR_GET_NAME, else EINVAL */
 	[158] = sys_arch_prctl,
 	[186] = sys_gettid,
+	[191] = sys_no_xattr,	/* getxattr, refused: EOPNOTSUPP, no extended attributes */
+	[192] = sys_no_xattr,	/* lgetxattr, refused: EOPNOTSUPP, no extended attributes */
+	[193] = sys_no_xattr,	/* fgetxattr, refused: EOPNOTSUPP, no extended attributes */
+	[194] = sys_no_xattr,	/* listxattr, refused: EOPNOTSUPP, no extended attributes */
+	[195] = sys_no_xattr,	/* llistxattr, refused: EOPNOTSUPP, no extended attributes */
+	[196] = sys_no_xattr,	/* flistxattr, refused: EOPNOTSUPP, no extended attributes */
 	[200] = sys_tkill,
 	[201] = sys_time,
 	[202] = sys_futex,		/* partial: WAIT WAKE *_BITSET REQUEUE CMP_REQUEUE WAKE_OP, else ENOSYS */
