@@ -43,7 +43,7 @@ static const char usage[] =
 	"usage: vmm COMMAND [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"commands:\n"
-	"  run     boot the perfvisor guest and run a static x86-64 program\n"
+	"  run     boot the perfvisor guest and run an x86-64 program\n"
 	"  stat    run a program and print its counts, like perf stat\n"
 	"  record  sample a program (and the VMM) into a profile\n"
 	"  report  print a profile like perf report\n"
