@@ -1001,10 +1001,16 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 	return 0;
 }
 
-/* A page keeps its frame (and contents) across PROT_NONE. */
+/*
+ * A page keeps its frame (and contents) across PROT_NONE.  A PTE whose
+ * accessed bit is clear is in no TLB (the CPU, and KVM's shadow MMU, set
+ * it before caching a translation): no invlpg for it.  ld.so's mmap of a
+ * library span, filled through the VMM and then made read-only, was 512
+ * emulated invlpgs per 2 MiB.
+ */
 static void mm_protect_pte(u64 *e, u32 prot, u64 va)
 {
-	bool was_present = *e & PTE_P;
+	bool was_present = (*e & (PTE_P | PTE_A)) == (PTE_P | PTE_A);
 
 	*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_PS)) | pte_flags(prot);
 	if (!prot)

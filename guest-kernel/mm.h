@@ -8,6 +8,7 @@
 #define PTE_P		(1ull << 0)
 #define PTE_W		(1ull << 1)
 #define PTE_U		(1ull << 2)
+#define PTE_A		(1ull << 5)
 #define PTE_PS		(1ull << 7)
 #define PTE_BORROWED	(1ull << 9)	/* initramfs page: never freed */
 #define PTE_NX		(1ull << 63)
