@@ -363,6 +363,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[204] = sys_sched_getaffinity,
 	[217] = sys_getdents64,
 	[218] = sys_set_tid_address,
+	[221] = sys_zero,		/* fadvise64, partial: advice ignored */
 	[228] = sys_clock_gettime,
 	[229] = sys_clock_getres,
 	[230] = sys_clock_nanosleep,
