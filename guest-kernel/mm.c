@@ -940,6 +940,60 @@ static __attribute__((noinline)) s64 mm_mmap_other(struct mm *mm, u64 addr,
 	return start;
 }
 
+static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot);
+
+/*
+ * A read-only private file mapping: the file's pinned bytes (physical pa,
+ * flen of them from the offset) mapped in place, as exec maps text, and
+ * copied only where the file ends inside a page (zeroes after it) or has
+ * ended (zero pages).  ld.so maps each library's span so, then its text
+ * and read-only data over it: copying them cost a memcpy and an mprotect
+ * of every page.  mm_mprotect() copies a borrowed page made writable.
+ */
+s64 mm_mmap_borrow(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed,
+		   u64 pa, u64 flen)
+{
+	u64 *e = NULL, flags = pte_flags(prot);
+	s64 va;
+	int err;
+
+	if (!len || len > (1ull << 40))
+		return -EINVAL;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	va = mm_mmap_other(mm, addr, len, 0, fixed);	/* reserved, empty */
+	if (va < 0)
+		return va;
+	err = vma_protect(mm, va, va + len, prot);
+	for (u64 off = 0; !err && off < len; off += PAGE_SIZE, e++) {
+		bool huge = false;
+		u64 page;
+
+		if (!e || !((va + off) & (PV_HUGE_SIZE - 1)))
+			e = mm_walk(mm, va + off, true, &huge);
+		if (!e || huge) {
+			err = -ENOMEM;
+			break;
+		}
+		if (off + PAGE_SIZE <= flen) {
+			*e = (pa + off) | flags | PTE_BORROWED;
+			continue;
+		}
+		page = page_alloc_zero();
+		if (!page) {
+			err = -ENOMEM;
+			break;
+		}
+		if (off < flen)
+			hcall(PV_HC_COPY, page, pa + off, flen - off);
+		*e = page | flags;
+	}
+	if (err) {
+		mm_munmap(mm, va, len);
+		return err;
+	}
+	return va;
+}
+
 s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
 {
 	s64 start;
@@ -1091,6 +1145,14 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 		for (; va < lim; va += PAGE_SIZE, e++) {
 			u64 pa;
 
+			if ((*e & PTE_BORROWED) && (prot & PROT_WRITE)) {
+				/* A file's or the initramfs's page: ours now. */
+				pa = page_alloc();
+				if (!pa)
+					return -ENOMEM;
+				hcall(PV_HC_COPY, pa, *e & PTE_ADDR, PAGE_SIZE);
+				*e = pa | (*e & ~PTE_ADDR & ~PTE_BORROWED);
+			}
 			if (*e & PTE_ADDR) {
 				mm_protect_pte(e, prot, va);
 			} else if (prot) {

@@ -92,6 +92,8 @@ void vma_remove(struct mm *mm, u64 start, u64 end);
 struct vma *vma_find(struct mm *mm, u64 va);
 
 s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
+s64 mm_mmap_borrow(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed,
+		   u64 pa, u64 flen);
 s64 mm_munmap(struct mm *mm, u64 addr, u64 len);
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot);
 s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice);

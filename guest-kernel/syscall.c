@@ -50,6 +50,9 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 	err = vfs_fd_mmap_source(fd, off, &pa, &flen);
 	if (err)
 		return err;
+	if (!(prot & PROT_WRITE))
+		return mm_mmap_borrow(mm, addr, len, prot, flags & MAP_FIXED,
+				      pa, flen);
 	va = mm_mmap_anon(mm, addr, len, prot | PROT_WRITE, flags & MAP_FIXED);
 	if (va < 0)
 		return va;
