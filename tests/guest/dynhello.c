@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -73,6 +74,32 @@ static int many_vmas(void)
 	return munmap(p, 2 * N * 4096);
 }
 
+/*
+ * A read-only private mapping of a file made writable and written: the
+ * write stays in this mapping (the guest maps such pages in place, so
+ * mprotect must copy first); the file and a second mapping keep the ELF
+ * magic.
+ */
+static int private_write(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	char *a, *b, byte = 0;
+
+	if (fd < 0)
+		return 1;
+	a = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (a == MAP_FAILED || mprotect(a, 4096, PROT_READ | PROT_WRITE))
+		return 1;
+	a[1] = 'X';
+	b = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (b == MAP_FAILED || pread(fd, &byte, 1, 1) != 1)
+		return 1;
+	printf("cow: mapping %c, file %c, second mapping %c\n", a[1], byte,
+	       b[1]);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *execfn = (const char *)getauxval(AT_EXECFN);
@@ -104,6 +131,8 @@ int main(int argc, char **argv)
 		return 1;
 	printf("pthread: %s\n", (char *)ret);
 	if (argc > 1 && !strcmp(argv[1], "vmas") && many_vmas())
+		return 1;
+	if (argc > 1 && !strcmp(argv[1], "cow") && private_write())
 		return 1;
 	return argc > 1 && !strcmp(argv[argc - 1], "fail") ? 3 : 0;
 }
