@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "mm.h"
 #include "vdso.h"
+#include "vfs_glue.h"
 
 #define AT_NULL		0
 #define AT_PHDR		3
@@ -34,7 +35,8 @@
 
 #define STACK_SIZE	(8ull << 20)
 
-static int elf_validate(const u8 *img, u64 size, const struct elf64_ehdr **out)
+static int elf_validate(const u8 *img, u64 size,
+			const struct elf64_ehdr **out)
 {
 	const struct elf64_ehdr *eh = (const void *)img;
 
@@ -79,6 +81,7 @@ static int elf_map_segment(struct mm *mm, const u8 *img, u64 size,
 		   ((ph->p_flags & ELF_PF_W) ? PROT_WRITE : 0) |
 		   ((ph->p_flags & ELF_PF_X) ? PROT_EXEC : 0);
 	u64 flags = pte_flags(prot);
+	u64 vstart = va0, *pte = NULL;
 
 	if (ph->p_filesz > ph->p_memsz || ph->p_offset > size ||
 	    ph->p_filesz > size - ph->p_offset ||
@@ -88,12 +91,31 @@ static int elf_map_segment(struct mm *mm, const u8 *img, u64 size,
 	for (u64 va = va0; va < vend; va += PAGE_SIZE) {
 		u64 file_pa = V2P(img + ph->p_offset) + (va - fstart);
 		bool whole = va >= fstart && va + PAGE_SIZE <= fend;
-		bool huge;
-		u64 *pte = mm_walk(mm, va, true, &huge);
+		bool huge = false;
 		u64 pa, lo, hi;
 
+		/* One walk per page table: python3's text is 1,700 pages. */
+		if (pte && (va & (PV_HUGE_SIZE - 1)))
+			pte++;
+		else
+			pte = mm_walk(mm, va, true, &huge);
 		if (!pte || huge)
 			return -ENOMEM;
+		if (!(prot & PROT_WRITE) && whole && !(*pte & PTE_P) &&
+		    !(file_pa & (PAGE_SIZE - 1))) {
+			/* Whole pages to the page table's end: 4 a page. */
+			u64 lim = ALIGN_DOWN(va, PV_HUGE_SIZE) + PV_HUGE_SIZE;
+
+			if (lim > ALIGN_DOWN(fend, PAGE_SIZE))
+				lim = ALIGN_DOWN(fend, PAGE_SIZE);
+			*pte = file_pa | flags | PTE_BORROWED;
+			while (va + PAGE_SIZE < lim && !(pte[1] & PTE_P)) {
+				va += PAGE_SIZE;
+				file_pa += PAGE_SIZE;
+				*++pte = file_pa | flags | PTE_BORROWED;
+			}
+			continue;
+		}
 		if (!(prot & PROT_WRITE) && !(*pte & PTE_P) &&
 		    !(file_pa & (PAGE_SIZE - 1)) &&
 		    (whole || elf_page_borrowable(img, size, ph, file_pa))) {
@@ -101,7 +123,12 @@ static int elf_map_segment(struct mm *mm, const u8 *img, u64 size,
 			continue;
 		}
 		if (*pte & PTE_P) {
-			/* Page shared with the previous segment: make it ours. */
+			/*
+			 * Page shared with the previous segment: make it ours.
+			 * Its VMA is the previous one's (VMAs are disjoint).
+			 */
+			if (va == va0)
+				vstart = va0 + PAGE_SIZE;
 			pa = *pte & PTE_ADDR;
 			if (*pte & PTE_BORROWED) {
 				u64 copy = page_alloc();
@@ -126,28 +153,79 @@ static int elf_map_segment(struct mm *mm, const u8 *img, u64 size,
 			hcall(PV_HC_COPY, pa + (lo - va),
 			      V2P(img + ph->p_offset) + (lo - fstart), hi - lo);
 	}
-	return vma_insert(mm, va0, vend, prot, false);
+	return vstart < vend ? vma_insert(mm, vstart, vend, prot, false) : 0;
 }
 
-static int elf_load(struct mm *mm, const u8 *img, u64 size,
+/*
+ * PT_INTERP's path, in the pinned image: NUL-terminated within the
+ * segment, as Linux insists.  NULL for a static program.
+ */
+static const char *elf_interp(const u8 *img, u64 size,
+			      const struct elf64_ehdr *eh, int *err)
+{
+	const struct elf64_phdr *ph = (const void *)(img + eh->e_phoff);
+
+	*err = 0;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		const char *p = (const char *)img + ph[i].p_offset;
+		u64 n = ph[i].p_filesz;
+
+		if (ph[i].p_type != ELF_PT_INTERP)
+			continue;
+		if (n < 2 || n > 4096 || ph[i].p_offset > size ||
+		    n > size - ph[i].p_offset || p[n - 1] || strlen(p) != n - 1)
+			*err = -ENOEXEC;
+		return *err ? NULL : p;
+	}
+	return NULL;
+}
+
+/*
+ * Where an ET_DYN interpreter goes: the first gap of the mmap area that
+ * holds its whole span, as Linux reserves the span before mapping the
+ * segments into it.  0 on failure.
+ */
+static u64 elf_interp_base(struct mm *mm, const u8 *img,
+			   const struct elf64_ehdr *eh)
+{
+	const struct elf64_phdr *ph = (const void *)(img + eh->e_phoff);
+	u64 lo = ~0ull, hi = 0;
+	s64 base;
+
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != ELF_PT_LOAD)
+			continue;
+		if (ph[i].p_vaddr < lo)
+			lo = ph[i].p_vaddr;
+		if (ph[i].p_vaddr + ph[i].p_memsz > hi)
+			hi = ph[i].p_vaddr + ph[i].p_memsz;
+	}
+	lo = ALIGN_DOWN(lo, PAGE_SIZE);
+	if (hi <= lo || hi - lo > (1ull << 32))
+		return 0;
+	base = mm_mmap_anon(mm, 0, hi - lo, 0, false);
+	if (base < 0)
+		return 0;
+	mm_munmap(mm, base, hi - lo);
+	return base - lo;
+}
+
+/* Map img at bias (ET_DYN) or where it is linked (ET_EXEC). */
+static int elf_load(struct mm *mm, const u8 *img, u64 size, u64 bias,
 		    struct elf_image *out)
 {
-	const struct elf64_ehdr *eh;
+	const struct elf64_ehdr *eh = (const void *)img;
 	const struct elf64_phdr *ph;
-	u64 bias = 0;
 	int err;
 
-	err = elf_validate(img, size, &eh);
-	if (err)
-		return err;
-	if (eh->e_type == ELF_ET_DYN)
-		bias = PV_USER_PIE_BASE;
+	if (eh->e_type != ELF_ET_DYN)
+		bias = 0;
 	ph = (const void *)(img + eh->e_phoff);
 	out->phdr = 0;
 	out->end = 0;
 	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == ELF_PT_INTERP)
-			return -ENOEXEC;
+		if (ph[i].p_type == ELF_PT_PHDR)
+			out->phdr = ph[i].p_vaddr + bias;
 		if (ph[i].p_type != ELF_PT_LOAD)
 			continue;
 		err = elf_map_segment(mm, img, size, &ph[i], bias);
@@ -156,7 +234,7 @@ static int elf_load(struct mm *mm, const u8 *img, u64 size,
 		if (ph[i].p_vaddr + bias + ph[i].p_memsz > out->end)
 			out->end = ph[i].p_vaddr + bias + ph[i].p_memsz;
 		/* The program headers are where the file's first bytes map. */
-		if (ph[i].p_offset == 0)
+		if (ph[i].p_offset == 0 && !out->phdr)
 			out->phdr = ph[i].p_vaddr + bias + eh->e_phoff;
 	}
 	if (!out->end)
@@ -165,6 +243,35 @@ static int elf_load(struct mm *mm, const u8 *img, u64 size,
 	out->phnum = eh->e_phnum;
 	out->base = bias;
 	return 0;
+}
+
+/*
+ * PT_INTERP: the dynamic linker, looked up from the root (a --dir share
+ * usually: /:/:ro) and mapped at a free place of the mmap area.  Its
+ * entry is where the program starts; it finds the program by the auxv.
+ * A broken interpreter is ELIBBAD, as Linux says.
+ */
+static int exec_interp_load(struct mm *mm, const char *path,
+			    struct elf_image *out)
+{
+	const struct elf64_ehdr *eh;
+	struct cpio_file f;
+	u64 base = 0;
+	int err;
+
+	err = exec_lookup_interp(path, &f);
+	if (err)
+		return err;
+	if (elf_validate(f.data, f.size, &eh) || elf_interp(f.data, f.size,
+							    eh, &err) || err)
+		return -ELIBBAD;
+	if (eh->e_type == ELF_ET_DYN) {
+		base = elf_interp_base(mm, f.data, eh);
+		if (!base)
+			return -ENOMEM;
+	}
+	err = elf_load(mm, f.data, f.size, base, out);
+	return err == -ENOEXEC ? -ELIBBAD : err;
 }
 
 /* Push bytes onto the new stack (kernel access through the direct map). */
@@ -196,8 +303,10 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	      const char *const *argv, int envc, const char *const *envp,
 	      struct exec_result *res)
 {
-	struct elf_image im;
+	const struct elf64_ehdr *eh;
+	struct elf_image im, interp = { 0 };
 	struct stack_builder sb;
+	const char *ipath;
 	u64 stack_lo = PV_USER_STACK_TOP + PAGE_SIZE - STACK_SIZE;
 	u64 uargv[EXEC_MAX_ARGS + 1], uenv[EXEC_MAX_ARGS + 1];
 	u64 auxv[2 * 24], *a = auxv, rnd[2], execfn, platform, sp, vdso;
@@ -207,7 +316,14 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 
 	if (argc > EXEC_MAX_ARGS || envc > EXEC_MAX_ARGS)
 		return -E2BIG;
-	err = elf_load(mm, f->data, f->size, &im);
+	err = elf_validate(f->data, f->size, &eh);
+	if (err)
+		return err;
+	ipath = elf_interp(f->data, f->size, eh, &err);
+	if (!err)
+		err = elf_load(mm, f->data, f->size, PV_USER_PIE_BASE, &im);
+	if (!err && ipath)
+		err = exec_interp_load(mm, ipath, &interp);
 	if (err)
 		return err;
 	/* The heap starts on a 2 MiB boundary so brk grows by huge pages. */
@@ -248,7 +364,7 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 	AUX(AT_PHENT, sizeof(struct elf64_phdr));
 	AUX(AT_PHNUM, im.phnum);
 	AUX(AT_PAGESZ, PAGE_SIZE);
-	AUX(AT_BASE, 0);
+	AUX(AT_BASE, interp.base);
 	AUX(AT_FLAGS, 0);
 	AUX(AT_ENTRY, im.entry);
 	AUX(AT_UID, 0);
@@ -283,7 +399,7 @@ int exec_load(struct mm *mm, const struct cpio_file *f, int argc,
 		*w++ = 0;
 		memcpy(w, auxv, (a - auxv) * 8);
 	}
-	res->entry = im.entry;
+	res->entry = ipath ? interp.entry : im.entry;
 	res->sp = sp;
 	return 0;
 }

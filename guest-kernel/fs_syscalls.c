@@ -1380,6 +1380,26 @@ int vfs_exec_lookup(const char *path, const char *cwd, const u8 **data,
 	return vfs_exec_node(nr.ino, data, size);
 }
 
+/*
+ * A PT_INTERP path: absolute, as Linux's loader takes it (a relative one
+ * would be the caller's cwd there; no program has one).  Not recorded as
+ * /proc/self/exe: that stays the program.
+ */
+int vfs_interp_lookup(const char *path, const u8 **data, u64 *size)
+{
+	struct nameres nr;
+	int err;
+
+	if (path[0] != '/')
+		return -ENOEXEC;
+	err = vfs_resolve(vfs_root(), path, &nr);
+	if (err)
+		return err;
+	if (!nr.ino)
+		return -ENOENT;
+	return vfs_image_node(nr.ino, data, size);
+}
+
 int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len)
 {
 	struct file *f = fget((u32)fd);

@@ -61,6 +61,7 @@ typedef int32_t s32;
 #define ENOSYS 38
 #define ENOTEMPTY 39
 #define ENODATA 61
+#define ELIBBAD 80
 #define EOPNOTSUPP 95
 #define ETIMEDOUT 110
 #define E2BIG 7

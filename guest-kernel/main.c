@@ -61,10 +61,15 @@ static void init_start(struct pv_boot_params *bp)
 	if (!err)
 		fdt_exec(p->fdt);	/* records /proc/self/exe */
 	if (err) {
-		/* The VMM checked the ELF already; this is out of memory. */
+		/*
+		 * The VMM checked the ELF already: out of memory, or a
+		 * dynamic program's interpreter is no ELF (ELIBBAD), which
+		 * the shell's convention makes 126, as ENOEXEC.
+		 */
 		kprintf("cannot start %s: error %d", bp->init_path, -err);
 		for (;;)
-			hcall(PV_HC_EXIT, err == -ENOEXEC ? 126 : 127, 0, 0);
+			hcall(PV_HC_EXIT, err == -ENOEXEC || err == -ELIBBAD ?
+			      126 : 127, 0, 0);
 	}
 	t = task_create_first(p);
 	if (!t)

@@ -36,22 +36,56 @@ static void mm_code_changed(struct mm *mm)
 	mm->code_gen = __atomic_add_fetch(&code_gens, 1, __ATOMIC_RELAXED);
 }
 
+_Static_assert(MM_VMA_SMALL * sizeof(struct vma) <= PAGE_SIZE &&
+	       MM_VMA_BIG * sizeof(struct vma) <= PV_HUGE_SIZE, "VMA arrays");
+
+static void vma_array_free(struct mm *mm)
+{
+	if (mm->vma_max == MM_VMA_BIG)
+		huge_free(V2P(mm->vma));
+	else
+		page_free(V2P(mm->vma));
+}
+
+/* The list outgrew its page: move it to a 2 MiB one (one memcpy). */
+static int vma_array_grow(struct mm *mm)
+{
+	u64 pa;
+
+	if (mm->vma_max == MM_VMA_BIG)
+		return -ENOMEM;
+	pa = huge_alloc_zero();
+	if (!pa)
+		return -ENOMEM;
+	memcpy(P2V(pa), mm->vma, mm->nvma * sizeof(struct vma));
+	page_free(V2P(mm->vma));
+	mm->vma = P2V(pa);
+	mm->vma_max = MM_VMA_BIG;
+	return 0;
+}
+
 struct mm *mm_create(void)
 {
 	struct mm *mm = kmalloc(sizeof(*mm));
+	u64 vpa = page_alloc();
 
-	if (!mm)
-		return NULL;
+	if (!mm || !vpa)
+		goto fail;
+	mm->vma = P2V(vpa);
+	mm->vma_max = MM_VMA_SMALL;
 	mm->pml4 = page_alloc_zero();
-	if (!mm->pml4) {
-		kfree(mm);
-		return NULL;
-	}
+	if (!mm->pml4)
+		goto fail;
 	((u64 *)P2V(mm->pml4))[511] = kernel_pml4e;
 	mm->refs = 1;
 	mm->gap_hint = PV_USER_MMAP_BASE;
 	mm_code_changed(mm);
 	return mm;
+fail:
+	if (vpa)
+		page_free(vpa);
+	kfree(mm);
+	return NULL;
 }
 
 void mm_activate(struct mm *mm)
@@ -530,7 +564,7 @@ static int vma_add(struct mm *mm, const struct vma *n)
 		next->start = n->start;
 		return 0;
 	}
-	if (mm->nvma == MM_MAX_VMA)
+	if (mm->nvma == mm->vma_max && vma_array_grow(mm))
 		return -ENOMEM;
 	memmove(&mm->vma[i + 1], &mm->vma[i],
 		(mm->nvma - i) * sizeof(struct vma));
@@ -847,7 +881,7 @@ static s64 mm_mmap_padded(struct mm *mm, u64 len, u32 prot)
 	 * merge with their neighbours, or a program holding many (a
 	 * 1 GiB guest has room for 256) fills the list and gets ENOMEM
 	 * with memory free. */
-	if (mm->nvma >= MM_MAX_VMA / 2 || !mm_half_free(size))
+	if (mm->nvma >= mm->vma_max / 2 || !mm_half_free(size))
 		return 0;
 	v.start = mmap_find_gap(mm, size, PV_HUGE_SIZE, &i);
 	if (!v.start)
@@ -904,6 +938,60 @@ static __attribute__((noinline)) s64 mm_mmap_other(struct mm *mm, u64 addr,
 		}
 	}
 	return start;
+}
+
+static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot);
+
+/*
+ * A read-only private file mapping: the file's pinned bytes (physical pa,
+ * flen of them from the offset) mapped in place, as exec maps text, and
+ * copied only where the file ends inside a page (zeroes after it) or has
+ * ended (zero pages).  ld.so maps each library's span so, then its text
+ * and read-only data over it: copying them cost a memcpy and an mprotect
+ * of every page.  mm_mprotect() copies a borrowed page made writable.
+ */
+s64 mm_mmap_borrow(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed,
+		   u64 pa, u64 flen)
+{
+	u64 *e = NULL, flags = pte_flags(prot);
+	s64 va;
+	int err;
+
+	if (!len || len > (1ull << 40))
+		return -EINVAL;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	va = mm_mmap_other(mm, addr, len, 0, fixed);	/* reserved, empty */
+	if (va < 0)
+		return va;
+	err = vma_protect(mm, va, va + len, prot);
+	for (u64 off = 0; !err && off < len; off += PAGE_SIZE, e++) {
+		bool huge = false;
+		u64 page;
+
+		if (!e || !((va + off) & (PV_HUGE_SIZE - 1)))
+			e = mm_walk(mm, va + off, true, &huge);
+		if (!e || huge) {
+			err = -ENOMEM;
+			break;
+		}
+		if (off + PAGE_SIZE <= flen) {
+			*e = (pa + off) | flags | PTE_BORROWED;
+			continue;
+		}
+		page = page_alloc_zero();
+		if (!page) {
+			err = -ENOMEM;
+			break;
+		}
+		if (off < flen)
+			hcall(PV_HC_COPY, page, pa + off, flen - off);
+		*e = page | flags;
+	}
+	if (err) {
+		mm_munmap(mm, va, len);
+		return err;
+	}
+	return va;
 }
 
 s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
@@ -967,10 +1055,16 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 	return 0;
 }
 
-/* A page keeps its frame (and contents) across PROT_NONE. */
+/*
+ * A page keeps its frame (and contents) across PROT_NONE.  A PTE whose
+ * accessed bit is clear is in no TLB (the CPU, and KVM's shadow MMU, set
+ * it before caching a translation): no invlpg for it.  ld.so's mmap of a
+ * library span, filled through the VMM and then made read-only, was 512
+ * emulated invlpgs per 2 MiB.
+ */
 static void mm_protect_pte(u64 *e, u32 prot, u64 va)
 {
-	bool was_present = *e & PTE_P;
+	bool was_present = (*e & (PTE_P | PTE_A)) == (PTE_P | PTE_A);
 
 	*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_PS)) | pte_flags(prot);
 	if (!prot)
@@ -1014,7 +1108,7 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 		return -EINVAL;
 	/* Room to split the VMAs at both ends (vma_protect), checked before
 	 * any page changes. */
-	if (mm->nvma + 2 > MM_MAX_VMA)
+	if (mm->nvma + 2 > mm->vma_max && vma_array_grow(mm))
 		return -ENOMEM;
 	/* A page table (2 MiB) of one VMA at a time: glibc opening an 8 MiB
 	 * thread stack reserved PROT_NONE is four bulk populates, not 2048
@@ -1051,6 +1145,14 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 		for (; va < lim; va += PAGE_SIZE, e++) {
 			u64 pa;
 
+			if ((*e & PTE_BORROWED) && (prot & PROT_WRITE)) {
+				/* A file's or the initramfs's page: ours now. */
+				pa = page_alloc();
+				if (!pa)
+					return -ENOMEM;
+				hcall(PV_HC_COPY, pa, *e & PTE_ADDR, PAGE_SIZE);
+				*e = pa | (*e & ~PTE_ADDR & ~PTE_BORROWED);
+			}
 			if (*e & PTE_ADDR) {
 				mm_protect_pte(e, prot, va);
 			} else if (prot) {
@@ -1467,6 +1569,7 @@ void mm_put(struct mm *mm)
 		mm_unmap_range(mm, mm->vma[i].start, mm->vma[i].end);
 	mm_unmap_range(mm, mm->brk_start, ALIGN_UP(mm->brk, PV_HUGE_SIZE));
 	mm_free_tables(mm->pml4, 3);
+	vma_array_free(mm);
 	kfree(mm);
 }
 
@@ -1570,6 +1673,10 @@ struct mm *mm_fork(struct mm *src)
 	mm = mm_create();
 	if (!mm)
 		return NULL;
+	if (src->nvma > mm->vma_max && vma_array_grow(mm)) {
+		mm_put(mm);
+		return NULL;
+	}
 	memcpy(mm->vma, src->vma, src->nvma * sizeof(struct vma));
 	mm->nvma = src->nvma;
 	mm->brk_start = src->brk_start;

@@ -8,6 +8,7 @@
 #define PTE_P		(1ull << 0)
 #define PTE_W		(1ull << 1)
 #define PTE_U		(1ull << 2)
+#define PTE_A		(1ull << 5)
 #define PTE_PS		(1ull << 7)
 #define PTE_BORROWED	(1ull << 9)	/* initramfs page: never freed */
 #define PTE_NX		(1ull << 63)
@@ -17,7 +18,12 @@
 #define PROT_WRITE	2
 #define PROT_EXEC	4
 
-#define MM_MAX_VMA	128
+/*
+ * VMAs: a page of them, then a 2 MiB page for a program that needs more
+ * (a dynamically linked one has 4-5 per library: curl has 150).
+ */
+#define MM_VMA_SMALL	170		/* PAGE_SIZE / sizeof(struct vma) */
+#define MM_VMA_BIG	87381		/* PV_HUGE_SIZE / sizeof(struct vma) */
 /* Freed 2 MiB-page blocks an address space keeps for reuse (mm.c). */
 #define MM_CACHE_MAX	16
 #define MM_CACHE_BYTES	(32ull << 20)
@@ -54,7 +60,8 @@ struct mm {
 		int idx;		/* its vma_index(), if still so */
 	} cache[MM_CACHE_MAX];
 	u64 cache_bytes;
-	struct vma vma[MM_MAX_VMA];	/* sorted by start, disjoint */
+	int vma_max;			/* MM_VMA_SMALL or MM_VMA_BIG */
+	struct vma *vma;		/* sorted by start, disjoint */
 };
 
 void *kmalloc(size_t n);
@@ -85,6 +92,8 @@ void vma_remove(struct mm *mm, u64 start, u64 end);
 struct vma *vma_find(struct mm *mm, u64 va);
 
 s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
+s64 mm_mmap_borrow(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed,
+		   u64 pa, u64 flen);
 s64 mm_munmap(struct mm *mm, u64 addr, u64 len);
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot);
 s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice);

@@ -83,12 +83,21 @@ static void exe_path(struct proc *p, char *buf, u64 size)
 		buf[0] = 0;
 }
 
+static void maps_free(struct procfs_map *maps, bool big)
+{
+	if (big)
+		huge_free(V2P(maps));
+	else
+		kfree(maps);
+}
+
 /* The text of n in a new inode outside the tree. */
 static int make_file(const struct procfs_node *n, struct proc *p,
 		     struct inode **out)
 {
 	struct procfs_map *maps = NULL;
 	struct procfs_proc pr = { 0 };
+	bool big = false;
 	char exe[VFS_PATH_MAX];
 	struct inode *ino;
 	u64 need, cap;
@@ -104,7 +113,15 @@ static int make_file(const struct procfs_node *n, struct proc *p,
 	pr.brk_start = p->mm->brk_start;
 	pr.brk = p->mm->brk;
 	if (n->maps) {
-		maps = kmalloc(MM_MAX_VMA * sizeof(*maps));
+		/* A 2 MiB page past one page's worth (MM_VMA_BIG's list). */
+		big = p->mm->nvma * sizeof(*maps) > 4000;
+		if (big) {
+			u64 pa = huge_alloc_zero();
+
+			maps = pa ? P2V(pa) : NULL;
+		} else {
+			maps = kmalloc(p->mm->nvma * sizeof(*maps) + 1);
+		}
 		if (!maps)
 			return -ENOMEM;
 		for (int i = 0; i < p->mm->nvma; i++) {
@@ -124,11 +141,11 @@ static int make_file(const struct procfs_node *n, struct proc *p,
 	if (!ino) {
 		if (data)
 			vfs_data_free(data, cap);
-		kfree(maps);
+		maps_free(maps, big);
 		return -ENOMEM;
 	}
 	procfs_text(n, cpu_get(), &pr, (char *)data, cap);
-	kfree(maps);
+	maps_free(maps, big);
 	ino->data = data;
 	ino->cap = cap;
 	ino->size = need;

@@ -50,6 +50,9 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 	err = vfs_fd_mmap_source(fd, off, &pa, &flen);
 	if (err)
 		return err;
+	if (!(prot & PROT_WRITE))
+		return mm_mmap_borrow(mm, addr, len, prot, flags & MAP_FIXED,
+				      pa, flen);
 	va = mm_mmap_anon(mm, addr, len, prot | PROT_WRITE, flags & MAP_FIXED);
 	if (va < 0)
 		return va;
@@ -251,6 +254,17 @@ static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
 }
 
 /*
+ * The get and list halves of the xattr calls: EOPNOTSUPP, Linux's answer
+ * on a filesystem without extended attributes, which coreutils' ls -l
+ * (ACLs, SELinux labels) takes as "none"; ENOSYS made it print an error.
+ */
+static s64 sys_no_xattr(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	(void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return -EOPNOTSUPP;
+}
+
+/*
  * Comments here feed docs/compatibility.md (scripts/compat-table.sh):
  * "partial: ..." says which flags or parts are missing, "refused: ERRNO"
  * an entry that only answers as Linux does without the feature.  A number
@@ -339,6 +353,12 @@ const sys_fn sys_table[NR_MAX] = {
 	[157] = sys_prctl,		/* partial: PR_SET_NAME PR_GET_NAME, else EINVAL */
 	[158] = sys_arch_prctl,
 	[186] = sys_gettid,
+	[191] = sys_no_xattr,	/* getxattr, refused: EOPNOTSUPP, no extended attributes */
+	[192] = sys_no_xattr,	/* lgetxattr, refused: EOPNOTSUPP, no extended attributes */
+	[193] = sys_no_xattr,	/* fgetxattr, refused: EOPNOTSUPP, no extended attributes */
+	[194] = sys_no_xattr,	/* listxattr, refused: EOPNOTSUPP, no extended attributes */
+	[195] = sys_no_xattr,	/* llistxattr, refused: EOPNOTSUPP, no extended attributes */
+	[196] = sys_no_xattr,	/* flistxattr, refused: EOPNOTSUPP, no extended attributes */
 	[200] = sys_tkill,
 	[201] = sys_time,
 	[202] = sys_futex,		/* partial: WAIT WAKE *_BITSET REQUEUE CMP_REQUEUE WAKE_OP, else ENOSYS */
@@ -346,6 +366,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[204] = sys_sched_getaffinity,
 	[217] = sys_getdents64,
 	[218] = sys_set_tid_address,
+	[221] = sys_zero,		/* fadvise64, partial: advice ignored */
 	[228] = sys_clock_gettime,
 	[229] = sys_clock_getres,
 	[230] = sys_clock_nanosleep,

@@ -1035,7 +1035,8 @@ void fdt_put(struct fdtable *t)
  */
 static struct inode *exec_pending;
 
-int vfs_exec_node(struct inode *n, const u8 **data, u64 *size)
+/* An executable's bytes, contiguous and pinned: exec maps pages in place. */
+int vfs_image_node(struct inode *n, const u8 **data, u64 *size)
 {
 	int err;
 
@@ -1044,13 +1045,22 @@ int vfs_exec_node(struct inode *n, const u8 **data, u64 *size)
 	err = vfs_host_load(n);
 	if (err)
 		return err;
-	vfs_pin(n);		/* exec maps whole pages in place */
+	vfs_pin(n);
+	*data = n->data;
+	*size = n->size;
+	return 0;
+}
+
+int vfs_exec_node(struct inode *n, const u8 **data, u64 *size)
+{
+	int err = vfs_image_node(n, data, size);
+
+	if (err)
+		return err;
 	if (exec_pending)
 		inode_put(exec_pending);
 	inode_get(n);
 	exec_pending = n;
-	*data = n->data;
-	*size = n->size;
 	return 0;
 }
 

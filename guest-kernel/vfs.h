@@ -228,6 +228,7 @@ struct fdtable *fdt_dup(struct fdtable *fdt);
 void fdt_put(struct fdtable *fdt);
 void fdt_close_on_exec(struct fdtable *fdt);
 int vfs_exec_node(struct inode *n, const u8 **data, u64 *size);
+int vfs_image_node(struct inode *n, const u8 **data, u64 *size);
 int fd_install(struct fdtable *fdt, struct file *f, u32 min, bool cloexec);
 int fd_close(struct fdtable *fdt, u32 fd);
 int fd_dup2(struct fdtable *fdt, u32 oldfd, u32 newfd, bool cloexec);
@@ -318,6 +319,7 @@ extern struct waitq vfs_poll_wq;
 int vfs_init(const u8 *initrd, u64 size);
 int vfs_exec_lookup(const char *path, const char *cwd, const u8 **data,
 		    u64 *size);
+int vfs_interp_lookup(const char *path, const u8 **data, u64 *size);
 int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len);
 
 #ifndef VFS_HOST

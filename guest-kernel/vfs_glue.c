@@ -43,3 +43,18 @@ int exec_lookup(const char *path, const char *cwd, struct cpio_file *out)
 	out->mode = 0100755;
 	return 0;
 }
+
+int exec_lookup_interp(const char *path, struct cpio_file *out)
+{
+	const u8 *data;
+	u64 size;
+	int err = vfs_interp_lookup(path, &data, &size);
+
+	if (err)
+		return err;
+	out->name = path;
+	out->data = data;
+	out->size = size;
+	out->mode = 0100755;
+	return 0;
+}

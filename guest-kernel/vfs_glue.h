@@ -15,5 +15,6 @@ struct fdtable *fdt_fork(struct fdtable *f, bool share);
 void fdt_release(struct fdtable *f);
 void fdt_exec(struct fdtable *f);		/* close-on-exec */
 int exec_lookup(const char *path, const char *cwd, struct cpio_file *out);
+int exec_lookup_interp(const char *path, struct cpio_file *out);
 
 #endif

@@ -38,8 +38,11 @@ if [ $run = 1 ]; then
 	fi
 fi
 
-# The PAPI suite's part is scripts/papi-suite.sh's: kept as it is.
+# The PAPI suite's part is scripts/papi-suite.sh's, and the dynamically
+# linked programs' is written by hand: both kept as they are.
 papi_block=$(sed -n '/^<!-- papi-suite: /,/^<!-- papi-suite end -->/p' \
+	"$top/docs/compatibility.md" 2>/dev/null)
+dyn_block=$(sed -n '/^<!-- dynamic: /,/^<!-- dynamic end -->/p' \
 	"$top/docs/compatibility.md" 2>/dev/null)
 python3 - "$top" "$logs" "$host" "$svm" >"$top/docs/compatibility.md" <<'PYEOF'
 import glob, json, os, re, subprocess, sys
@@ -172,5 +175,6 @@ absent = [n for n in sorted(names) if n not in have]
 w('**ENOSYS (%d):** ' % len(absent) + ', '.join('`%s`' % names[n] for n in absent) + '.')
 print('\n'.join(out))
 PYEOF
+[ -z "$dyn_block" ] || printf '\n%s\n' "$dyn_block" >>"$top/docs/compatibility.md"
 [ -z "$papi_block" ] || printf '\n%s\n' "$papi_block" >>"$top/docs/compatibility.md"
 echo "docs/compatibility.md: written (host: $host KVM)"

@@ -43,7 +43,7 @@ static const char usage[] =
 	"usage: vmm COMMAND [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"commands:\n"
-	"  run     boot the perfvisor guest and run a static x86-64 program\n"
+	"  run     boot the perfvisor guest and run an x86-64 program\n"
 	"  stat    run a program and print its counts, like perf stat\n"
 	"  record  sample a program (and the VMM) into a profile\n"
 	"  report  print a profile like perf report\n"
@@ -107,13 +107,22 @@ static int run_inputs(const struct vmm_config *cfg, void **prog,
 		      size_t *prog_len, void **kbuf, const void **kernel,
 		      size_t *klen)
 {
-	char err[512];
+	char err[512], interp[256];
+	int dyn;
 
 	*prog = *kbuf = NULL;
 	if (file_read_all(cfg->program, prog, prog_len, err, sizeof(err)))
 		return vmm_error(NULL, err);
 	if (elf_check_program(*prog, *prog_len, err, sizeof(err))) {
 		free(*prog);
+		return vmm_error(cfg->program, err);
+	}
+	dyn = elf_program_interp(*prog, *prog_len, interp, sizeof(interp));
+	if (dyn && (dyn < 0 || !share_path_exists(cfg, interp))) {
+		free(*prog);
+		snprintf(err, sizeof(err), "dynamically linked, and its "
+			 "interpreter %s is not in the guest (share it: "
+			 "--dir /:/:ro)", dyn < 0 ? "(too long)" : interp);
 		return vmm_error(cfg->program, err);
 	}
 	if (cfg->kernel_path) {

@@ -31,6 +31,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* A rejection always says why, on one line. */
 		if (!err[0] || strchr(err, '\n'))
 			abort();
+	} else {
+		char interp[256];
+
+		/* An accepted interpreter path is absolute and terminated. */
+		if (elf_program_interp(buf, size, interp, sizeof(interp)) == 1 &&
+		    (interp[0] != '/' || !memchr(interp, 0, sizeof(interp))))
+			abort();
 	}
 	err[0] = 0;
 	if (elf_load_kernel(buf, size, kmem, KMEM, &info, err,

@@ -23,6 +23,26 @@ static void test_real_program_ok(void **state)
 	assert_int_equal(elf_check_program(prog, prog_len, err, sizeof(err)), 0);
 }
 
+/* The static program has no interpreter; this test, built by the host
+ * compiler, is dynamically linked: its PT_INTERP is glibc's ld.so. */
+static void test_interp(void **state)
+{
+	char path[256];
+	void *self;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(elf_program_interp(prog, prog_len, path,
+					    sizeof(path)), 0);
+	assert_int_equal(file_read_all("/proc/self/exe", &self, &len, err,
+				       sizeof(err)), 0);
+	assert_int_equal(elf_check_program(self, len, err, sizeof(err)), 0);
+	assert_int_equal(elf_program_interp(self, len, path, sizeof(path)), 1);
+	assert_string_equal(path, "/lib64/ld-linux-x86-64.so.2");
+	assert_int_equal(elf_program_interp(self, len, path, 8), -1);
+	free(self);
+}
+
 static void test_random_bytes(void **state)
 {
 	uint8_t buf[4096];
@@ -85,8 +105,8 @@ static void test_header_corruptions(void **state)
 	}
 	EXPECT_BAD("outside the user address space");
 	RESET();
-	ph[0].p_type = PT_INTERP;
-	EXPECT_BAD("dynamically linked");
+	ph[0].p_type = PT_INTERP;	/* a PT_PHDR: bytes without a NUL */
+	EXPECT_BAD("interpreter path");
 	free(p);
 }
 
@@ -106,6 +126,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_program_ok),
+		cmocka_unit_test(test_interp),
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_header_corruptions),

@@ -84,6 +84,45 @@ static int elf_check_load(const GElf_Phdr *ph, size_t len, int i,
 	return 0;
 }
 
+/*
+ * PT_INTERP's path as the guest kernel takes it: absolute, NUL-terminated
+ * at the segment's end, no NUL before.  Copied to out when it fits.
+ */
+static int elf_interp_path(const void *buf, size_t len, const GElf_Phdr *ph,
+			   char *out, size_t outlen)
+{
+	const char *p = (const char *)buf + ph->p_offset;
+
+	if (ph->p_offset > len || ph->p_filesz > len - ph->p_offset ||
+	    ph->p_filesz < 2 || ph->p_filesz > 4096 || p[0] != '/' ||
+	    strnlen(p, ph->p_filesz) != ph->p_filesz - 1)
+		return -1;
+	if (out && outlen >= ph->p_filesz)
+		memcpy(out, p, ph->p_filesz);
+	else if (out)
+		return -1;
+	return 0;
+}
+
+int elf_program_interp(const void *buf, size_t len, char *out, size_t outlen)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	char err[128];
+	int ret = 0;
+	Elf *e;
+
+	e = elf_open_checked(buf, len, &eh, err, sizeof(err));
+	if (!e)
+		return -1;
+	for (int i = 0; i < eh.e_phnum && !ret; i++)
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_INTERP)
+			ret = elf_interp_path(buf, len, &ph, out, outlen) ? -1
+									 : 1;
+	elf_end(e);
+	return ret;
+}
+
 int elf_check_program(const void *buf, size_t len, char *err, size_t errlen)
 {
 	GElf_Ehdr eh;
@@ -108,9 +147,10 @@ int elf_check_program(const void *buf, size_t len, char *err, size_t errlen)
 			elf_fail(err, errlen, "bad program header %d", i);
 			goto out;
 		}
-		if (ph.p_type == PT_INTERP) {
-			elf_fail(err, errlen, "dynamically linked (has an "
-				 "interpreter); perfvisor runs static programs");
+		if (ph.p_type == PT_INTERP &&
+		    elf_interp_path(buf, len, &ph, NULL, 0) < 0) {
+			elf_fail(err, errlen, "malformed interpreter path "
+				 "(PT_INTERP)");
 			goto out;
 		}
 		if (ph.p_type != PT_LOAD)

@@ -10,6 +10,11 @@
  * is a one-line message in err, never a crash.  Both return 0 on success.
  */
 int elf_check_program(const void *buf, size_t len, char *err, size_t errlen);
+/*
+ * A checked program's PT_INTERP path into out: 1, or 0 for a static
+ * program, -1 when it does not fit.
+ */
+int elf_program_interp(const void *buf, size_t len, char *out, size_t outlen);
 
 #define ELF_KERNEL_RO_MAX	4
 

@@ -592,3 +592,45 @@ void share_table_close(struct share_table *t)
 	free(t->nodes);
 	free(t);
 }
+
+/*
+ * Whether the guest will find a regular file at path (absolute): a --file,
+ * or beneath the --dir whose GUEST is its longest prefix, links followed
+ * as the guest's lookups follow them.  `vmm run` checks a dynamically
+ * linked PROGRAM's interpreter so, before the guest boots.
+ */
+bool share_path_exists(const struct vmm_config *cfg, const char *path)
+{
+	const struct vmm_dir *best = NULL;
+	size_t best_len = 0;
+	struct stat st;
+	int dfd, fd;
+
+	for (int i = 0; i < cfg->nfiles; i++)
+		if (!strcmp(cfg->files[i].guest, path))
+			return true;
+	for (int i = 0; i < cfg->ndirs; i++) {
+		const char *g = cfg->dirs[i].guest;
+		size_t n = strcmp(g, "/") ? strlen(g) : 0;
+
+		if (!strncmp(path, g, n) && path[n] == '/' &&
+		    (!best || n > best_len)) {
+			best = &cfg->dirs[i];
+			best_len = n;
+		}
+	}
+	if (!best || !path[best_len + 1])
+		return false;
+	dfd = open(best->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	fd = sys_openat2(dfd, path + best_len + 1, O_PATH | O_CLOEXEC,
+			 SHARE_RESOLVE);
+	close(dfd);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st))
+		st.st_mode = 0;
+	close(fd);
+	return S_ISREG(st.st_mode);
+}

@@ -41,6 +41,7 @@ struct share_mem {
 struct share_table *share_table_open(const struct vmm_config *cfg, char *err,
 				     size_t errlen);
 void share_table_close(struct share_table *t);
+bool share_path_exists(const struct vmm_config *cfg, const char *path);
 
 /* One request: its result (>= 0, or -errno); *req's out fields filled. */
 int64_t share_request(struct share_table *t, struct pv_fs_req *req,
