@@ -455,6 +455,10 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 
 	if (unlikely(itimer_any()))
 		itimer_return(t);
+	/* The VMM stopped (or started) stepping the kernel: the tick's rate
+	 * follows now, not at the next tick, a second away at 1 Hz. */
+	if (unlikely(c->timer_on))
+		lapic_tick_adjust();
 	for (;;) {
 		if (unlikely(timed_head != NULL))
 			timers_check();
