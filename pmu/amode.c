@@ -143,8 +143,7 @@ void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles)
 	 * mode the user time stands still, and kernel time (the rest) has
 	 * counted all of it.
 	 */
-	unsigned int now = v->page && v->page->guest.clock_on &&
-		v->page->guest.in_user ? PMU_MODE_USR : PMU_MODE_OS;
+	unsigned int now = pmu_vcpu_mode_now(v);
 
 	for (unsigned int i = 0; i < PMU_NR; i++) {
 		struct pmu_counter *c = &v->ctr[i];

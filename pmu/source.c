@@ -44,3 +44,9 @@ uint8_t pmu_mode_read(unsigned int mode, uint8_t both)
 	return mode & PMU_MODE_USR ? PV_VPMU_READ_TSC_USER :
 		PV_VPMU_READ_TSC_KERNEL;
 }
+
+unsigned int pmu_vcpu_mode_now(const struct pmu_vcpu *v)
+{
+	return v->page && v->page->guest.clock_on && v->page->guest.in_user ?
+		PMU_MODE_USR : PMU_MODE_OS;
+}

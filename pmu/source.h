@@ -101,6 +101,8 @@ extern const struct pmu_source_ops pmu_source_virt;
 uint64_t pmu_mode_cycles(const struct pmu_vcpu *v, unsigned int mode,
 			 uint64_t tsc, uint64_t traps);
 uint8_t pmu_mode_read(unsigned int mode, uint8_t both);
+/* The mode v's guest is in by its mode clock (PMU_MODE_OS when off). */
+unsigned int pmu_vcpu_mode_now(const struct pmu_vcpu *v);
 
 /* The selectable sources (not virt), for --source. */
 const struct pmu_source_ops *pmu_source_lookup(const char *name);

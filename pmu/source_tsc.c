@@ -86,8 +86,16 @@ static void tsc_arm(struct pmu_source *s, struct pmu_vcpu *v, unsigned int idx,
 
 	/* Cycles of one mode reach the deadline no sooner than if all the
 	 * time from now were theirs: the timer fires then, and the exit
-	 * re-arms with what is left. */
-	tv->deadline[idx] = now + ((int64_t)dist > 0 ? dist : 0);
+	 * re-arms with what is left.  Not in their mode now, they wait for
+	 * the guest to go back to it, which no exit announces: no sooner
+	 * than 1 ms, or a short period's kicks (each an exit, ~100 us on
+	 * kvm_pvm) outran the emulated kernel code they interrupt. */
+	if ((int64_t)dist < 0)
+		dist = 0;
+	if ((mode & PMU_MODE_ALL) != PMU_MODE_ALL &&
+	    !(mode & pmu_vcpu_mode_now(v)) && dist < s->pmu->tsc_khz)
+		dist = s->pmu->tsc_khz;
+	tv->deadline[idx] = now + dist;
 	tv->armed[idx] = true;
 }
 

@@ -97,6 +97,40 @@ static void test_mode_clock(void **state)
 	fx_free(f);
 }
 
+/*
+ * An interrupting counter of user cycles arms the host timer where it
+ * could overflow at the soonest: from user mode, as if all time from now
+ * were user time; from kernel mode, no sooner than 1 ms (tsc_khz ticks).
+ */
+static void test_mode_clock_timer(void **state)
+{
+	struct fx *f = fx_new("tsc", "offset", true);
+	struct pv_vpmu_vcpu_page *p = f->page[0];
+	uint64_t tsc = 0;
+
+	(void)state;
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
+		 evtsel(PV_EVENT_CYCLES, PV_EVTSEL_USR | PV_EVTSEL_EN |
+			PV_EVTSEL_INT));
+	wrmsr_ok(f->v, PV_MSR_IA32_A_PMC0, (1ull << 48) - 5000);
+	p->guest.clock_on = 1;
+	guest_return(p, 100, 0);
+	f->tsc = 100;
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	pmu_vcpu_enter(f->v);
+	assert_true(pmu_vcpu_timer_deadline(f->v, &tsc));
+	assert_int_equal(tsc, 5100);
+	/* In the kernel at 1000, 900 user cycles in: the rest no sooner
+	 * than 1 ms (10^6 ticks at the fixture's 1 GHz). */
+	guest_entry(p, 1000, 0);
+	f->tsc = 1000;
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	pmu_vcpu_enter(f->v);
+	assert_true(pmu_vcpu_timer_deadline(f->v, &tsc));
+	assert_int_equal(tsc, 1000 + 1000000);
+	fx_free(f);
+}
+
 /* A hostile guest's clock (any values) reads as some number, never more
  * than the TSC itself for the kernel's part: no crash, no trap. */
 static void test_mode_clock_garbage(void **state)
@@ -122,6 +156,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mode_clock),
+		cmocka_unit_test(test_mode_clock_timer),
 		cmocka_unit_test(test_mode_clock_garbage),
 	};
 
