@@ -39,10 +39,11 @@ for r in "2000 $u1 $k1 $a1" "hot $uh $kh $ah"; do
 	check "$name: u + k = all within 10%" \
 		"$a > 0 && ($u + $k) / $a > 0.9 && ($u + $k) / $a < 1.1"
 done
-# 2000 system calls: a good part of the run is theirs, in kernel mode.
-# Within the run, not against the 0-call one: under QEMU's SVM the
-# start-up alone varies by more than 2000 native calls take.
-check "2000 getppid: kernel mode has a quarter or more" "$k1 > 0.25 * $a1"
+# 2000 system calls: their part of the run is in kernel mode, within the
+# run (under QEMU's SVM start-up alone varies by more than 2000 native
+# calls take).  Seen: 31-36% on kvm_pvm, 19-56% under QEMU's SVM, and
+# 0.05% when the calls were counted as user time.
+check "2000 getppid: kernel mode has 5% or more" "$k1 > 0.05 * $a1"
 check "hot: user mode has nearly all" "$uh > 0.9 * $ah"
 check "hot: kernel mode has little" "$kh < 0.1 * $ah"
 exit $status
