@@ -29,12 +29,10 @@ void fdt_exec(struct fdtable *f)
 	fdt_close_on_exec(f);
 }
 
-int exec_lookup(const char *path, const char *cwd, struct cpio_file *out)
+/* What exec.c loads from: an executable found by one of the lookups. */
+static int exec_file(const char *path, int err, const u8 *data, u64 size,
+		     struct cpio_file *out)
 {
-	const u8 *data;
-	u64 size;
-	int err = vfs_exec_lookup(path, cwd, &data, &size);
-
 	if (err)
 		return err;
 	out->name = path;
@@ -44,17 +42,20 @@ int exec_lookup(const char *path, const char *cwd, struct cpio_file *out)
 	return 0;
 }
 
+int exec_lookup(const char *path, const char *cwd, struct cpio_file *out)
+{
+	const u8 *data = NULL;
+	u64 size = 0;
+	int err = vfs_exec_lookup(path, cwd, &data, &size);
+
+	return exec_file(path, err, data, size, out);
+}
+
 int exec_lookup_interp(const char *path, struct cpio_file *out)
 {
-	const u8 *data;
-	u64 size;
+	const u8 *data = NULL;
+	u64 size = 0;
 	int err = vfs_interp_lookup(path, &data, &size);
 
-	if (err)
-		return err;
-	out->name = path;
-	out->data = data;
-	out->size = size;
-	out->mode = 0100755;
-	return 0;
+	return exec_file(path, err, data, size, out);
 }
