@@ -24,7 +24,7 @@ void asm_consts(void)
 	CONST(PV_HC_PORT, PV_HC_PORT);
 	CONST(PV_STEP_BLOCKS, PV_STEP_BLOCKS);
 	/* file_leaf.S: the open file and its inode */
-	CONST(VFS_NFD_ASM, VFS_NFD);
+	CONST(VFS_FD_CHUNK_ASM, VFS_FD_CHUNK);
 	CONST(VN_REG_ASM, VN_REG);
 	CONST(PROC_FDT, offsetof(struct proc, fdt));
 	CONST(FDT_FD, offsetof(struct fdtable, fd));

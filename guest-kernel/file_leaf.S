@@ -41,13 +41,14 @@
 .macro	LEAF_FILE slow, acc_bits, acc_jump
 	lock btsl	$0, bkl(%rip)
 	jc	syscall_fast			/* it waits there */
-	cmp	$VFS_NFD_ASM, %rdi
+	cmp	$VFS_FD_CHUNK_ASM, %rdi		/* the first page, always there */
 	jae	\slow
 	mov	%rsp, %rax
 	and	$-KSTACK_SIZE_ASM, %rax
 	mov	TASK_PROC(%rax), %rax
 	mov	PROC_FDT(%rax), %rax
-	mov	FDT_FD(%rax, %rdi, 8), %rax
+	mov	FDT_FD(%rax), %rax
+	mov	(%rax, %rdi, 8), %rax
 	test	%rax, %rax
 	jz	\slow
 	testb	$\acc_bits, FILE_FLAGS(%rax)

@@ -519,12 +519,9 @@ SYSCALL(fcntl)
 	case F_DUPFD_CLOEXEC:
 		return dupfd(t, f, a2, a1 == F_DUPFD_CLOEXEC);
 	case F_GETFD:
-		return (t->cloexec >> a0) & 1;
+		return fd_cloexec(t, (u32)a0);
 	case F_SETFD:
-		if (a2 & 1)
-			t->cloexec |= 1ull << a0;
-		else
-			t->cloexec &= ~(1ull << a0);
+		fd_cloexec_set(t, (u32)a0, a2 & 1);
 		return 0;
 	case F_GETFL:
 		return f->flags;
@@ -598,10 +595,8 @@ SYSCALL(ioctl)
 		f->flags = v ? f->flags | VO_NONBLOCK : f->flags & ~VO_NONBLOCK;
 		return 0;
 	case FIOCLEX:
-		t->cloexec |= 1ull << a0;
-		return 0;
 	case FIONCLEX:
-		t->cloexec &= ~(1ull << a0);
+		fd_cloexec_set(t, (u32)a0, a1 == FIOCLEX);
 		return 0;
 	case FIONREAD:
 		if (f->ino->kind == VN_PIPE)
@@ -649,7 +644,7 @@ SYSCALL(openat)
 	if (err)
 		return err;
 	/* Check for a free slot before O_CREAT makes the file. */
-	if (!~t->used)
+	if (!fdt_has_free(t, 1))
 		return -EMFILE;
 	if (procfs_path(buf)) {
 		err = procfs_open(buf, a2, &f);
@@ -1245,8 +1240,7 @@ SYSCALL(pipe2)
 		return -EINVAL;
 	if (!user_range_ok(a0, sizeof(fds)))
 		return -EFAULT;
-	/* Two free slots: clearing the lowest free bit leaves one. */
-	if (!(~t->used & (~t->used - 1)))
+	if (!fdt_has_free(t, 2))
 		return -EMFILE;
 	err = pipe_create(&rd, &wr, a1);
 	if (err)

@@ -247,6 +247,8 @@ static s64 sys_prlimit64(u64 pid, u64 res, u64 nlim, u64 olim, u64 a4, u64 a5)
 		return -EINVAL;
 	if (res == 3)		/* RLIMIT_STACK: the 8 MiB we map */
 		inf[0] = inf[1] = 8ull << 20;
+	if (res == 7)		/* RLIMIT_NOFILE: the descriptor table's */
+		inf[0] = inf[1] = VFS_NFD;
 	if (olim && (!user_range_ok(olim, 16) ||
 		     copy_to_user((void *)olim, inf, 16)))
 		return -EFAULT;
@@ -390,7 +392,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[292] = sys_dup3,
 	[293] = sys_pipe2,
 	[298] = sys_perf_event_open,
-	[302] = sys_prlimit64,		/* partial: reads limits (stack 8 MiB, others unlimited), sets nothing */
+	[302] = sys_prlimit64,		/* partial: reads limits (stack 8 MiB, 1024 files, others unlimited), sets nothing */
 	[309] = sys_getcpu,
 	[316] = sys_renameat2,
 	[318] = sys_getrandom,

@@ -913,35 +913,101 @@ int vfs_open(struct nameres *nr, u32 flags, u32 mode, u32 umask,
 	return 0;
 }
 
+static bool fd_bit(const u64 *map, u32 fd)
+{
+	return map[fd / 64] >> (fd % 64) & 1;
+}
+
+static void fd_bit_put(u64 *map, u32 fd, bool on)
+{
+	if (on)
+		map[fd / 64] |= 1ull << (fd % 64);
+	else
+		map[fd / 64] &= ~(1ull << (fd % 64));
+}
+
+bool fd_cloexec(const struct fdtable *t, u32 fd)
+{
+	return fd < VFS_NFD && fd_bit(t->cloexec, fd);
+}
+
+void fd_cloexec_set(struct fdtable *t, u32 fd, bool on)
+{
+	if (fd < VFS_NFD)
+		fd_bit_put(t->cloexec, fd, on);
+}
+
+/* The slot of fd, its page allocated when first reached; NULL: no memory */
+static struct file **fd_slot(struct fdtable *t, u32 fd)
+{
+	struct file ***chunk = &t->fd[fd / VFS_FD_CHUNK];
+
+	if (!*chunk) {
+		*chunk = kmalloc(VFS_FD_CHUNK * sizeof(struct file *));
+		if (!*chunk)
+			return NULL;
+		memset(*chunk, 0, VFS_FD_CHUNK * sizeof(struct file *));
+	}
+	return &(*chunk)[fd % VFS_FD_CHUNK];
+}
+
 struct fdtable *fdt_new(void)
 {
 	struct fdtable *t = kmalloc(sizeof(*t));
 
-	if (t) {
-		t->refs = 1;
-		t->umask = 022;
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	t->refs = 1;
+	t->umask = 022;
+	if (!fd_slot(t, 0)) {
+		kfree(t);
+		return NULL;
 	}
 	return t;
+}
+
+/* Lowest free descriptor >= min, or -EMFILE. */
+static int fd_lowest_free(const struct fdtable *t, u32 min)
+{
+	for (u32 w = min / 64; w < VFS_NFD / 64; w++) {
+		u64 avail = ~t->used[w];
+
+		if (w == min / 64)
+			avail &= ~0ull << (min % 64);
+		if (avail)
+			return (int)(w * 64 + __builtin_ctzll(avail));
+	}
+	return -EMFILE;
+}
+
+/* At least n descriptors free (pipe() needs two before it makes any). */
+bool fdt_has_free(const struct fdtable *t, int n)
+{
+	/* no libgcc here for __builtin_popcountll: clear bits one by one */
+	for (u32 w = 0; w < VFS_NFD / 64 && n > 0; w++)
+		for (u64 m = ~t->used[w]; m && n > 0; m &= m - 1)
+			n--;
+	return n <= 0;
 }
 
 /* Lowest free descriptor >= min, as Linux allocates them. */
 int fd_install(struct fdtable *t, struct file *f, u32 min, bool cloexec)
 {
-	u64 avail;
+	struct file **slot;
 	int fd;
 
 	if (min >= VFS_NFD)
 		return -EINVAL;
-	avail = ~t->used & (~0ull << min);
-	if (!avail)
-		return -EMFILE;
-	fd = __builtin_ctzll(avail);
-	t->fd[fd] = f;
-	t->used |= 1ull << fd;
-	if (cloexec)
-		t->cloexec |= 1ull << fd;
-	else
-		t->cloexec &= ~(1ull << fd);
+	fd = fd_lowest_free(t, min);
+	if (fd < 0)
+		return fd;
+	slot = fd_slot(t, (u32)fd);
+	if (!slot)
+		return -ENOMEM;
+	*slot = f;
+	fd_bit_put(t->used, (u32)fd, true);
+	fd_bit_put(t->cloexec, (u32)fd, cloexec);
 	return fd;
 }
 
@@ -951,9 +1017,9 @@ int fd_close(struct fdtable *t, u32 fd)
 
 	if (!f)
 		return -EBADF;
-	t->fd[fd] = NULL;
-	t->used &= ~(1ull << fd);
-	t->cloexec &= ~(1ull << fd);
+	*fd_slot(t, fd) = NULL;		/* its page exists: f was in it */
+	fd_bit_put(t->used, fd, false);
+	fd_bit_put(t->cloexec, fd, false);
 	file_put(f);
 	return 0;
 }
@@ -961,21 +1027,22 @@ int fd_close(struct fdtable *t, u32 fd)
 int fd_dup2(struct fdtable *t, u32 oldfd, u32 newfd, bool cloexec)
 {
 	struct file *f = fd_file(t, oldfd);
+	struct file **slot;
 
 	if (!f || newfd >= VFS_NFD)
 		return -EBADF;
 	if (oldfd != newfd) {
+		slot = fd_slot(t, newfd);
+		if (!slot)
+			return -ENOMEM;
 		f->refs++;
-		if (t->fd[newfd])
+		if (*slot)
 			fd_close(t, newfd);
-		t->fd[newfd] = f;
-		t->used |= 1ull << newfd;
+		*slot = f;
+		fd_bit_put(t->used, newfd, true);
 	}
-	if (cloexec)
-		t->cloexec |= 1ull << newfd;
-	else
-		t->cloexec &= ~(1ull << newfd);
-	return newfd;
+	fd_bit_put(t->cloexec, newfd, cloexec);
+	return (int)newfd;
 }
 
 struct fdtable *fdt_create_console(void)
@@ -1004,26 +1071,45 @@ struct fdtable *fdt_dup(struct fdtable *src)
 		return NULL;
 	memcpy(t, src, sizeof(*t));
 	t->refs = 1;
+	for (int c = 0; c < VFS_NFD / VFS_FD_CHUNK; c++) {
+		if (!src->fd[c])
+			continue;
+		t->fd[c] = kmalloc(VFS_FD_CHUNK * sizeof(struct file *));
+		if (!t->fd[c]) {
+			while (c--)
+				kfree(t->fd[c]);
+			kfree(t);
+			return NULL;
+		}
+		memcpy(t->fd[c], src->fd[c],
+		       VFS_FD_CHUNK * sizeof(struct file *));
+	}
 	if (t->exe)
 		t->exe->refs++;
-	for (u64 m = t->used; m; m &= m - 1)
-		t->fd[__builtin_ctzll(m)]->refs++;
+	for (u32 w = 0; w < VFS_NFD / 64; w++)
+		for (u64 m = t->used[w]; m; m &= m - 1)
+			fd_file(t, w * 64 + __builtin_ctzll(m))->refs++;
 	return t;
 }
 
-static void fdt_close_mask(struct fdtable *t, u64 mask)
+/* Close the descriptors of mask (NULL: all of them). */
+static void fdt_close_mask(struct fdtable *t, const u64 *mask)
 {
-	for (mask &= t->used; mask; mask &= mask - 1)
-		fd_close(t, __builtin_ctzll(mask));
+	for (u32 w = 0; w < VFS_NFD / 64; w++)
+		for (u64 m = t->used[w] & (mask ? mask[w] : ~0ull); m;
+		     m &= m - 1)
+			fd_close(t, w * 64 + __builtin_ctzll(m));
 }
 
 void fdt_put(struct fdtable *t)
 {
 	if (!t || --t->refs)
 		return;
-	fdt_close_mask(t, ~0ull);
+	fdt_close_mask(t, NULL);
 	if (t->exe)
 		inode_put(t->exe);
+	for (int c = 0; c < VFS_NFD / VFS_FD_CHUNK; c++)
+		kfree(t->fd[c]);
 	kfree(t);
 }
 

@@ -100,7 +100,8 @@ s64 random_to_user(void *ubuf, u64 n);
 
 #define VFS_NAME_MAX	255
 #define VFS_PATH_MAX	1024		/* kernel stack buffers; Linux: 4096 */
-#define VFS_NFD		64		/* one bit each in struct fdtable */
+#define VFS_NFD		1024		/* Linux's soft RLIMIT_NOFILE */
+#define VFS_FD_CHUNK	256		/* descriptors per table page */
 #define VFS_PIPE_SIZE	65536ull
 #define VFS_PIPE_PAGES	(VFS_PIPE_SIZE / 4096)
 #define VFS_PIPE_BUF	4096ull		/* writes up to this are atomic */
@@ -152,13 +153,19 @@ struct file {
 	u32 flags;			/* VO_ACCMODE|VO_APPEND|VO_NONBLOCK.. */
 };
 
-/* A process's descriptors; threads share one (refs). */
+/*
+ * A process's descriptors; threads share one (refs).  The files sit in
+ * pages of VFS_FD_CHUNK, allocated as descriptors reach them: kmalloc
+ * gives at most a page, and most programs never pass the first, which
+ * is always there (file_leaf.S reads it directly).
+ */
 struct fdtable {
 	u32 refs;
 	u32 umask;
-	u64 used, cloexec;		/* bit per descriptor */
+	u64 used[VFS_NFD / 64];		/* bit per descriptor */
+	u64 cloexec[VFS_NFD / 64];
 	struct inode *exe;		/* /proc/self/exe */
-	struct file *fd[VFS_NFD];
+	struct file **fd[VFS_NFD / VFS_FD_CHUNK];
 };
 
 struct pipe {
@@ -232,10 +239,18 @@ int vfs_image_node(struct inode *n, const u8 **data, u64 *size);
 int fd_install(struct fdtable *fdt, struct file *f, u32 min, bool cloexec);
 int fd_close(struct fdtable *fdt, u32 fd);
 int fd_dup2(struct fdtable *fdt, u32 oldfd, u32 newfd, bool cloexec);
+bool fd_cloexec(const struct fdtable *fdt, u32 fd);
+void fd_cloexec_set(struct fdtable *fdt, u32 fd, bool on);
+bool fdt_has_free(const struct fdtable *fdt, int n);
 
 static inline struct file *fd_file(struct fdtable *fdt, u64 fd)
 {
-	return fd < VFS_NFD ? fdt->fd[fd] : NULL;
+	struct file **chunk;
+
+	if (fd >= VFS_NFD)
+		return NULL;
+	chunk = fdt->fd[fd / VFS_FD_CHUNK];
+	return chunk ? chunk[fd % VFS_FD_CHUNK] : NULL;
 }
 
 /*

@@ -586,7 +586,7 @@ static void test_fdtable(void **state)
 
 	(void)state;
 	assert_non_null(t);
-	assert_ptr_equal(t->fd[1]->ino, vfs_console(1));
+	assert_ptr_equal(fd_file(t, 1)->ino, vfs_console(1));
 	assert_int_equal(vfs_console(1)->mode & VS_IFMT, VS_IFCHR);
 	assert_int_equal(vfs_console(0)->mode & VS_IFMT, VS_IFIFO);
 	f = open_path("/bin/prog", VO_RDONLY, &err);
@@ -606,16 +606,16 @@ static void test_fdtable(void **state)
 	c = fdt_dup(t);
 	assert_non_null(c);
 	assert_int_equal(f->refs, 8);
-	c->fd[3]->pos = 100;
-	assert_int_equal(t->fd[3]->pos, 100);
+	fd_file(c, 3)->pos = 100;
+	assert_int_equal(fd_file(t, 3)->pos, 100);
 	/* exec closes close-on-exec descriptors only */
 	fdt_close_on_exec(c);
-	assert_null(c->fd[10]);
-	assert_non_null(c->fd[3]);
+	assert_null(fd_file(c, 10));
+	assert_non_null(fd_file(c, 3));
 	assert_int_equal(f->refs, 7);
 	fdt_put(c);
 	assert_int_equal(f->refs, 4);
-	/* full table */
+	/* full table: every page of it, Linux's 1024 descriptors */
 	for (int i = 0; i < VFS_NFD; i++) {
 		f->refs++;
 		if (fd_install(t, f, 0, false) < 0) {
@@ -623,7 +623,25 @@ static void test_fdtable(void **state)
 			break;
 		}
 	}
-	assert_int_equal(t->used, ~0ull);
+	for (int w = 0; w < VFS_NFD / 64; w++)
+		assert_int_equal(t->used[w], ~0ull);
+	assert_true(fdt_has_free(t, 0));
+	assert_false(fdt_has_free(t, 1));
+	assert_ptr_equal(fd_file(t, VFS_NFD - 1), f);
+	/* a fork copies every page; a close anywhere frees that number */
+	c = fdt_dup(t);
+	assert_non_null(c);
+	assert_int_equal(fd_close(c, 700), 0);
+	assert_null(fd_file(c, 700));
+	assert_ptr_equal(fd_file(t, 700), f);
+	f->refs++;
+	assert_int_equal(fd_install(c, f, 0, false), 700);
+	assert_int_equal(fd_dup2(c, 3, 1023, true), 1023);
+	assert_true(fd_cloexec(c, 1023));
+	fdt_close_on_exec(c);
+	assert_null(fd_file(c, 1023));
+	assert_true(fdt_has_free(c, 1));
+	fdt_put(c);
 	f->refs++;
 	assert_int_equal(fd_install(t, f, 0, false), -EMFILE);
 	f->refs--;
