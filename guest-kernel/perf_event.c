@@ -193,15 +193,20 @@ static bool cpu_is_amd(void)
  * (USR, OS, INT, EN, PC) and the reserved ones, takes AnyThread only from a
  * version-3 Intel PMU (EINVAL on this version-2 one; AMD has no such bit:
  * dropped), and the TSX qualifiers only
- * where the CPU has TSX (the guest's CPUID says it has).  It takes any
- * encoding; the virtual PMU counts only the architectural events its
- * source has and its own virtual ones (event select 0xfe), and gives
- * ENOENT for the rest rather than a counter that silently stays 0.  An
- * edge, invert, counter-mask or in-transaction variant of an event is
- * another event (cycles in which the count grew by at least cmask, say),
- * which no source can count from the counts it has: ENOENT too, so that a
- * tool says "no such event" (PAPI_ENOEVNT), not "invalid argument".
+ * where the CPU has TSX (the guest's CPUID says it has).  Linux takes any
+ * other encoding: it never knows whether the PMU counts it.  The virtual
+ * PMU counts only the architectural events its source has and its own
+ * virtual ones (event select 0xfe); any other encoding, and an edge,
+ * invert, counter-mask or in-transaction variant (cycles in which the
+ * count grew by at least cmask, say: no source has that), opens as an
+ * event no counter can take, EVENT_ABSENT: Linux's event with an empty
+ * constraint.  It never runs (time running stays 0: perf stat says
+ * "<not counted>"), a pinned one reads 0 bytes once enabled (Linux's
+ * error state: PAPI says "conflict"), and a group with one in it does not
+ * fit the PMU (EINVAL).  Never a counter that silently stays 0.
  */
+#define EVENT_ABSENT	1
+
 static int event_raw_config(u64 config, u16 *ev)
 {
 	u16 code = config & 0xffff;
@@ -210,11 +215,11 @@ static int event_raw_config(u64 config, u16 *ev)
 		return -EINVAL;
 	if (config & (PV_EVTSEL_EDGE | PV_EVTSEL_INV | PV_EVTSEL_CMASK_MASK |
 		      RAW_IN_TX | RAW_IN_TX_CP))
-		return -ENOENT;
+		return EVENT_ABSENT;
 	/* AMD's event select goes on in bits 32-35 (Linux keeps them):
 	 * none of those events is one this PMU has. */
 	if (cpu_is_amd() && (config & (0xfull << 32)))
-		return -ENOENT;
+		return EVENT_ABSENT;
 	*ev = code;
 	if ((code & 0xff) == PV_EVENT_VIRT_CODE)
 		return 0;
@@ -242,7 +247,7 @@ static int event_raw_config(u64 config, u16 *ev)
 				return 0;
 			}
 	}
-	return -ENOENT;
+	return EVENT_ABSENT;
 }
 
 /* ---- counting ---- */
@@ -414,6 +419,9 @@ static void event_state_set(struct perf_event *e, bool enabled)
 	else
 		event_sync(e);
 	e->enabled = enabled;
+	/* Linux's error state: a pinned event that cannot be scheduled */
+	if (enabled && e->absent && e->fixed)
+		e->error = true;
 	if (e->leader == e)
 		for (struct perf_event *s = e; s; s = s->sibling)
 			event_settle(s);
@@ -445,7 +453,7 @@ static void event_reset(struct perf_event *e)
 static bool event_rotates(const struct perf_event *e)
 {
 	return !e->sw && !e->period && e->leader == e && !e->sibling &&
-		!e->fixed;
+		!e->fixed && !e->absent;
 }
 
 /* Does t have an event waiting for a counter? */
@@ -476,7 +484,7 @@ static int group_hw_count(const struct perf_event *leader)
 	int n = 0;
 
 	for (const struct perf_event *s = leader; s; s = s->sibling)
-		n += !s->sw;
+		n += s->absent ? PV_VPMU_NR_GP + 1 : !s->sw;
 	return n;
 }
 
@@ -537,7 +545,8 @@ too_big:
 }
 
 /* What the attr asks for, as a software event number + 1 or an event
- * select; an errno when it is not available. */
+ * select; an errno when it is not available, EVENT_ABSENT for an event
+ * Linux opens and no counter here can take. */
 static int attr_event(const struct pv_perf_attr *a, u32 *sw, u16 *ev)
 {
 	*sw = 0;
@@ -581,8 +590,9 @@ static int group_join(struct task *t, u64 group, struct perf_event *e)
 	l = gf->ino->perf;
 	if (l->leader != l || l->owner != t)
 		return -EINVAL;
-	/* A group is scheduled whole: it must fit the counters. */
-	if (!e->sw && group_hw_count(l) + 1 > PV_VPMU_NR_GP)
+	/* A group is scheduled whole: it must fit the counters, and an
+	 * event no counter takes fits nowhere (Linux's validate_group()). */
+	if (!e->sw && (e->absent || group_hw_count(l) + 1 > PV_VPMU_NR_GP))
 		return -EINVAL;
 	for (last = l; last->sibling; last = last->sibling)
 		;
@@ -606,7 +616,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	u32 sw;
 	u16 ev = 0;
 	int err, fd;
-	bool other;
+	bool other, absent;
 
 	(void)a5;
 	err = attr_copy(uattr, u.buf);
@@ -631,8 +641,9 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	if (a->sample_period >= (1ull << 31))
 		return -EINVAL;
 	err = attr_event(a, &sw, &ev);
-	if (err)
+	if (err < 0)
 		return err;
+	absent = err == EVENT_ABSENT;
 	/*
 	 * Another thread's counters, or a CPU's: Linux lets root (every
 	 * process here; perf_event_paranoid -1 lets everyone) count them.
@@ -673,6 +684,8 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	e->fd = -1;
 	e->enabled = !(a->flags & PV_PERF_ATTR_DISABLED);
 	e->fixed = a->flags & PV_PERF_ATTR_PINNED;
+	e->absent = absent;
+	e->error = e->absent && e->fixed && e->enabled;
 	n->perf = e;
 	err = group_join(t, group, e);
 	if (err) {
@@ -680,7 +693,7 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		file_put(f);
 		return err;
 	}
-	if (!sw) {
+	if (!sw && !e->absent) {
 		e->idx = slot_find(t);
 		/*
 		 * No counter left: the event waits for its turn
@@ -766,6 +779,8 @@ s64 perf_event_read(struct perf_event *e, u64 ubuf, u64 len)
 	u64 v[3 + 2 * (PV_VPMU_NR_GP + 16)], val, ena, run, rf = e->read_format;
 	u32 n = 0, nr = 0;
 
+	if (e->leader->error)
+		return 0;	/* Linux: nothing to read in the error state */
 	if (!(rf & PV_PERF_FORMAT_GROUP)) {
 		event_value(e, &val, &ena, &run);
 		v[n++] = val;

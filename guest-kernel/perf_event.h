@@ -33,6 +33,10 @@ struct perf_event {
 	bool inherit;
 	bool fixed;			/* pinned, or read in place by libvpmu:
 					 * never rotated off its counter */
+	bool absent;			/* no counter of this PMU counts it:
+					 * never scheduled (EVENT_ABSENT) */
+	bool error;			/* absent and pinned, once enabled:
+					 * Linux's error state, read() 0 */
 	bool async;			/* O_ASYNC: signal on overflow */
 	bool sig_to_thread;		/* F_SETOWN_EX F_OWNER_TID */
 	int signo;			/* F_SETSIG, 0: SIGIO without si_fd */
