@@ -408,6 +408,70 @@ static void event_for_each(struct perf_event *e, u64 flags,
 		fn(s);
 }
 
+static int slot_find(struct task *t);
+static void slot_program(struct task *t, struct perf_event *e);
+static void task_waiting_update(struct task *t);
+
+/* An event that holds its counter while disabled: a sampling one keeps its
+ * period, one read in place its index, an inherited one the slot its
+ * children count in. */
+static bool event_keeps_counter(const struct perf_event *e)
+{
+	return e->period || e->in_place || e->inherit;
+}
+
+static void slot_release(struct task *t, struct perf_event *e)
+{
+	t->perf[e->idx] = NULL;
+	t->tpage->global_ctrl &= ~(1ull << e->idx);
+	t->tpage->evtsel[e->idx] = 0;
+	e->idx = -1;
+}
+
+/*
+ * Counters follow the state, as Linux schedules an event only while it is
+ * enabled: an event set PAPI has stopped holds none, so a program makes
+ * several (each opened disabled) and starts one at a time.  A group takes
+ * counters for all its members or none; a pinned one that finds too few
+ * is in Linux's error state (read() 0 bytes) until enabled with room, an
+ * unpinned singleton waits for its turn (perf_event_rotate()).
+ */
+static void group_schedule(struct perf_event *l)
+{
+	struct task *t = l->owner;
+	int need = 0, nfree = 0;
+	bool released = false;
+
+	if (!t || !t->tpage)
+		return;
+	for (struct perf_event *s = l; s; s = s->sibling) {
+		bool want = l->enabled && s->enabled && !s->sw && !s->absent;
+
+		if (!want && s->idx >= 0 && !event_keeps_counter(s)) {
+			slot_release(t, s);
+			released = true;
+		}
+		need += want && s->idx < 0;
+	}
+	if (released)
+		perf_reload(t);
+	for (int i = 0; i < PV_VPMU_NR_GP; i++)
+		nfree += !(t->tpage->global_ctrl & (1ull << i));
+	if (need && nfree >= need) {
+		for (struct perf_event *s = l; s && nfree; s = s->sibling)
+			if (l->enabled && s->enabled && !s->sw && !s->absent &&
+			    s->idx < 0) {
+				s->idx = slot_find(t);
+				slot_program(t, s);
+				need--, nfree--;
+			}
+	}
+	/* Linux's error state: a pinned event that cannot be scheduled */
+	if (l->enabled && l->fixed)
+		l->error = l->absent || need > 0;
+	task_waiting_update(t);
+}
+
 /* e's state changed: its siblings follow when it leads.  Each is synced
  * once: on kvm_pvm every kernel instruction here is emulated, and PAPI
  * enables and disables around every start, stop and event added. */
@@ -419,9 +483,7 @@ static void event_state_set(struct perf_event *e, bool enabled)
 	else
 		event_sync(e);
 	e->enabled = enabled;
-	/* Linux's error state: a pinned event that cannot be scheduled */
-	if (enabled && e->absent && e->fixed)
-		e->error = true;
+	group_schedule(e->leader);
 	if (e->leader == e)
 		for (struct perf_event *s = e; s; s = s->sibling)
 			event_settle(s);
@@ -448,12 +510,12 @@ static void event_reset(struct perf_event *e)
 
 /* ---- perf_event_open ---- */
 
-/* Events that take turns on the counters: counting singletons.  A group
- * is scheduled whole, and a sampling counter keeps its period. */
+/* Events that take turns on the counters: enabled counting singletons.
+ * A group is scheduled whole, and a sampling counter keeps its period. */
 static bool event_rotates(const struct perf_event *e)
 {
 	return !e->sw && !e->period && e->leader == e && !e->sibling &&
-		!e->fixed && !e->absent;
+		!e->fixed && !e->absent && e->enabled;
 }
 
 /* Does t have an event waiting for a counter? */
@@ -685,7 +747,6 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	e->enabled = !(a->flags & PV_PERF_ATTR_DISABLED);
 	e->fixed = a->flags & PV_PERF_ATTR_PINNED;
 	e->absent = absent;
-	e->error = e->absent && e->fixed && e->enabled;
 	n->perf = e;
 	err = group_join(t, group, e);
 	if (err) {
@@ -693,25 +754,12 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 		file_put(f);
 		return err;
 	}
-	if (!sw && !e->absent) {
-		e->idx = slot_find(t);
-		/*
-		 * No counter left: the event waits for its turn
-		 * (perf_event_rotate()).  A pinned event cannot wait; Linux
-		 * puts it in an error state, this kernel refuses it.
-		 */
-		if (e->idx < 0 && (a->flags & PV_PERF_ATTR_PINNED)) {
-			file_put(f);
-			return -EBUSY;
-		}
-		if (e->idx >= 0)
-			slot_program(t, e);
-	}
 	/* At the back of the line for a counter (multiplexing). */
 	for (pp = &t->perf_list; *pp; pp = &(*pp)->task_next)
 		;
 	*pp = e;
-	task_waiting_update(t);
+	/* a counter now if it counts now (group_schedule()) */
+	group_schedule(e->leader);
 	if (perf_map_pages(t))
 		kprintf("%s[%d]: counter pages not mapped", t->comm, t->tid);
 	e->clock = task_cpu_tsc(t, rdtsc());
@@ -902,6 +950,7 @@ s64 perf_event_ioctl(struct perf_event *e, u64 cmd, u64 arg)
 		if (e->idx < 0)
 			return -ENODATA;
 		e->fixed = true;
+		e->in_place = true;
 		return e->idx;
 	case PV_PERFVISOR_IOC_TRAP_READ:
 		/* cycles of `arg` rdmsr of IA32_PMC0, each a trip to the VMM */
@@ -1075,9 +1124,7 @@ static void event_unlink_task(struct perf_event *e)
 			break;
 		}
 	if (e->idx >= 0 && t->tpage && t->perf[e->idx] == e) {
-		t->perf[e->idx] = NULL;
-		t->tpage->global_ctrl &= ~(1ull << e->idx);
-		t->tpage->evtsel[e->idx] = 0;
+		slot_release(t, e);
 		perf_reload(t);
 	}
 	task_waiting_update(t);

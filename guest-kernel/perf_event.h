@@ -33,6 +33,8 @@ struct perf_event {
 	bool inherit;
 	bool fixed;			/* pinned, or read in place by libvpmu:
 					 * never rotated off its counter */
+	bool in_place;			/* read in place (IOC_COUNTER): keeps
+					 * its counter while disabled too */
 	bool absent;			/* no counter of this PMU counts it:
 					 * never scheduled (EVENT_ABSENT) */
 	bool error;			/* absent and pinned, once enabled:

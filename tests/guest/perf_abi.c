@@ -488,6 +488,64 @@ static void absent_test(uint32_t na)
 }
 
 /*
+ * Counters go to enabled events only, as Linux schedules them: PAPI opens
+ * each event set disabled and starts one at a time, so three sets of two
+ * (more than the four counters) each count in turn.  A pinned event that
+ * finds no counter is in the error state (read() 0 bytes) until it is
+ * enabled with one free.
+ */
+static void eventsets_test(void)
+{
+	struct perf_event_attr a;
+	struct { uint64_t nr, v[2]; } g;
+	int l[3], s[3], x[4], p;
+
+	for (int i = 0; i < 3; i++) {
+		attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+		a.disabled = 1;
+		a.pinned = 1;
+		a.read_format = PERF_FORMAT_GROUP;
+		l[i] = perf_open(&a, -1);
+		attr_init(&a, PERF_TYPE_HARDWARE,
+			  PERF_COUNT_HW_BRANCH_INSTRUCTIONS);
+		a.read_format = PERF_FORMAT_GROUP;
+		s[i] = perf_open(&a, l[i]);
+		CHECK(l[i] >= 0 && s[i] >= 0, "set %d: errno %d", i, errno);
+	}
+	for (int i = 0; i < 3; i++) {
+		ioctl(l[i], PERF_EVENT_IOC_ENABLE, 0);
+		spin(1000 * (i + 1));
+		ioctl(l[i], PERF_EVENT_IOC_DISABLE, 0);
+		CHECK(read(l[i], &g, sizeof(g)) == sizeof(g) &&
+		      g.v[1] >= 1000u * (i + 1) && g.v[1] < 1000u * (i + 1) + 50 &&
+		      g.v[0] >= 2000u * (i + 1),
+		      "set %d: %llu instructions %llu branches", i,
+		      (unsigned long long)g.v[0], (unsigned long long)g.v[1]);
+	}
+	for (int i = 0; i < 3; i++) {
+		close(s[i]);
+		close(l[i]);
+	}
+	/* four counting: a pinned fifth has none */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	x[0] = perf_open(&a, -1);
+	for (int i = 1; i < 4; i++)
+		x[i] = perf_open(&a, x[0]);
+	a.pinned = 1;
+	p = perf_open(&a, -1);
+	CHECK(p >= 0 && read(p, g.v, 8) == 0, "pinned without a counter");
+	ioctl(x[0], PERF_EVENT_IOC_DISABLE, 0);
+	ioctl(p, PERF_EVENT_IOC_ENABLE, 0);
+	spin(1000);
+	CHECK(read(p, g.v, 8) == 8 && g.v[0] >= 2000,
+	      "pinned, enabled with a counter free: %llu",
+	      (unsigned long long)g.v[0]);
+	close(p);
+	for (int i = 3; i >= 0; i--)
+		close(x[i]);
+}
+
+/*
  * More events than counters: all five open, take turns at the 100 Hz
  * tick, and each one's count scaled by time enabled over time running
  * estimates the whole (as PAPI and perf scale multiplexed counts).
@@ -962,6 +1020,7 @@ int main(int argc, char **argv)
 	if (step) {
 		counting_test();
 		group_test();
+		eventsets_test();
 		multiplex_test();
 		ipc_test();
 		overflow_test();
