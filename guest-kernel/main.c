@@ -25,6 +25,24 @@ u64 exec_hwcap(void)
 	return d;
 }
 
+/*
+ * PAPI finds the virtual PMU's presets (procfs.c's put_papi_csv()) through
+ * PAPI_CSV_EVENT_FILE, which the first program gets unless --env set it
+ * (empty: PAPI's own tables).  Children inherit it as any variable.
+ */
+static u32 env_add_papi_presets(const char **envp, u32 envc, u32 max)
+{
+	static const char var[] = "PAPI_CSV_EVENT_FILE=";
+
+	for (u32 i = 0; i < envc; i++)
+		if (!strncmp(envp[i], var, sizeof(var) - 1))
+			return envc;
+	if (envc < max)
+		envp[envc++] = "PAPI_CSV_EVENT_FILE=/proc/perfvisor/"
+			       "papi_events.csv";
+	return envc;
+}
+
 /* The first process: the user's program, pid 1. */
 static void init_start(struct pv_boot_params *bp)
 {
@@ -34,6 +52,7 @@ static void init_start(struct pv_boot_params *bp)
 	const char *s = bp->args;
 	struct proc *p;
 	struct task *t;
+	u32 envc;
 	int err;
 
 	if (bp->argc + bp->envc > EXEC_MAX_ARGS || bp->argc == 0 ||
@@ -46,6 +65,7 @@ static void init_start(struct pv_boot_params *bp)
 			envp[i - bp->argc] = s;
 		s += strlen(s) + 1;
 	}
+	envc = env_add_papi_presets(envp, bp->envc, EXEC_MAX_ARGS - bp->argc);
 	p = proc_alloc();
 	if (!p || !(p->mm = mm_create()) || !(p->fdt = fdt_first()))
 		panic("out of memory for the first process");
@@ -57,7 +77,7 @@ static void init_start(struct pv_boot_params *bp)
 	ksnprintf(p->comm, sizeof(p->comm), "%s", argv[0]);
 	err = exec_lookup(bp->init_path, p->cwd, &f);
 	if (!err)
-		err = exec_load(p->mm, &f, bp->argc, argv, bp->envc, envp, &res);
+		err = exec_load(p->mm, &f, bp->argc, argv, envc, envp, &res);
 	if (!err)
 		fdt_exec(p->fdt);	/* records /proc/self/exe */
 	if (err) {

@@ -21,6 +21,7 @@ enum {
 	PG_CPUMASK,			/* every CPU: "f" */
 	PG_SELFLIST, PG_SELFMASK,	/* the CPU in the path */
 	PG_NUM,				/* the number in the path */
+	PG_PAPI_CSV,			/* PAPI's presets for this PMU */
 };
 
 enum { NUM_NONE, NUM_PID, NUM_CPU, NUM_NODE };
@@ -53,6 +54,8 @@ static const struct procfs_ent ents[] = {
 	D("/proc/sys/kernel", NUM_NONE),
 	F("/proc/sys/kernel/perf_event_paranoid", PG_MINUS1, NUM_NONE),
 	F("/proc/sys/kernel/nmi_watchdog", PG_ZERO, NUM_NONE),
+	D("/proc/perfvisor", NUM_NONE),
+	F("/proc/perfvisor/papi_events.csv", PG_PAPI_CSV, NUM_NONE),
 	D("/sys", NUM_NONE),
 	D("/sys/bus", NUM_NONE),
 	D("/sys/bus/event_source", NUM_NONE),
@@ -550,6 +553,74 @@ static void put_statm(struct tbuf *b, const struct procfs_proc *p)
 	put_s(b, " 0\n");
 }
 
+/*
+ * PAPI's preset table for the virtual PMU, in PAPI's papi_events.csv
+ * format; the guest's first program finds it through PAPI_CSV_EVENT_FILE
+ * (main.c).  PAPI takes its presets from the table of the CPU model
+ * libpfm4 names (skl here, a family's own on AMD) and believes every
+ * preset whose events libpfm4 knows: cache misses, floating-point
+ * operations and the rest, which no source counts.  This table has only
+ * the presets of the architectural events the source counts (CPUID.0AH:EBX
+ * clear), by the names PAPI's own tables use for them, so
+ * PAPI_query_event() says no to the others, as on a PMU without them.
+ */
+static void put_papi_csv(struct tbuf *b, const struct procfs_cpu *c)
+{
+	static const char *const amd_cpus[] = {
+		"amd64_k7", "amd64_k8_revb", "amd64_k8_revc", "amd64_k8_revd",
+		"amd64_k8_reve", "amd64_k8_revf", "amd64_k8_revg",
+		"amd64_fam10h_barcelona", "amd64_fam10h_shanghai",
+		"amd64_fam10h_istanbul", "amd64_fam11h_turion",
+		"amd64_fam12h_llano", "amd64_fam14h_bobcat",
+		"amd64_fam15h_interlagos", "amd64_fam16h", NULL,
+		/* CYCLES_NOT_IN_HALT from here on */
+		"amd64_fam17h", "amd64_fam17h_zen1", "amd64_fam17h_zen2",
+		"amd64_fam19h_zen3", "amd64_fam19h_zen4", "amd64_fam1ah_zen5",
+		NULL,
+	};
+	/* CPUID.0AH:EBX bit, preset, Intel's name, AMD's (NULL: none) */
+	static const struct {
+		u8 bit;
+		const char *preset, *intel, *amd;
+	} ev[] = {
+		{ 0, "PAPI_TOT_CYC", "CPU_CLK_THREAD_UNHALTED:THREAD_P", "" },
+		{ 1, "PAPI_TOT_INS", "INST_RETIRED:ANY_P",
+		  "RETIRED_INSTRUCTIONS" },
+		{ 2, "PAPI_REF_CYC", "UNHALTED_REFERENCE_CYCLES", NULL },
+		{ 5, "PAPI_BR_INS", "BR_INST_RETIRED:ALL_BRANCHES",
+		  "RETIRED_BRANCH_INSTRUCTIONS" },
+	};
+	bool amd = c->l0[1] == 0x68747541;	/* "Auth" */
+	u32 i = 0;
+
+	put_s(b, "# perfvisor: the presets of the events the virtual PMU "
+	      "counts\n");
+	for (int group = 0; group < (amd ? 2 : 1); group++) {
+		if (!amd)
+			put_s(b, "CPU,skl\n");
+		for (; amd && amd_cpus[i]; i++) {
+			put_s(b, "CPU,");
+			put_s(b, amd_cpus[i]);
+			put_c(b, '\n');
+		}
+		i++;
+		for (u32 e = 0; e < sizeof(ev) / sizeof(ev[0]); e++) {
+			const char *name = amd ? ev[e].amd : ev[e].intel;
+
+			if ((c->la[1] >> ev[e].bit) & 1 || !name)
+				continue;
+			if (!*name)
+				name = group ? "CYCLES_NOT_IN_HALT"
+					     : "CPU_CLK_UNHALTED";
+			put_s(b, "PRESET,");
+			put_s(b, ev[e].preset);
+			put_s(b, ",NOT_DERIVED,");
+			put_s(b, name);
+			put_c(b, '\n');
+		}
+	}
+}
+
 u64 procfs_text(const struct procfs_node *n, const struct procfs_cpu *cpu,
 		const struct procfs_proc *proc, char *buf, u64 cap)
 {
@@ -607,6 +678,9 @@ u64 procfs_text(const struct procfs_node *n, const struct procfs_cpu *cpu,
 	case PG_NUM:
 		put_num(&b, n->num, 10, 0);
 		put_c(&b, '\n');
+		break;
+	case PG_PAPI_CSV:
+		put_papi_csv(&b, cpu);
 		break;
 	}
 	return b.len;
