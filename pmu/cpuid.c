@@ -33,8 +33,8 @@ void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r)
  * never takes as the default PMU, and disables itself).  So an Intel guest
  * is a Skylake (family 6, model 0x5e): both know it, and its core events
  * (cycles, instructions, branches, reference cycles) have the
- * architectural encodings this PMU counts; its other events are refused
- * (ENOENT) as Linux refuses an event a PMU does not have.  The stepping,
+ * architectural encodings this PMU counts; its other events open and never
+ * count, as Linux's events no counter can take.  The stepping,
  * the feature flags and the brand string stay the host's.
  */
 void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel)

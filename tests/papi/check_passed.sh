@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One of PAPI's own tests in the guest must say PASSED (PAPI's test_pass()
-# prints it alone on a line; "PASSED with WARNING" does not count):
+# prints it at the end of a line, after kufrin's "Done."; "PASSED with
+# WARNING" does not count):
 #   check_passed.sh VMM PROG [vmm run options...]
 set -uo pipefail
 vmm=$1 prog=$2
@@ -9,7 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 timeout -k 5 300 "$vmm" run "$@" -- "$prog" >"$tmp/out" 2>"$tmp/err" </dev/null
 status=$?
-if [ "$status" != 0 ] || ! grep -qx 'PASSED' "$tmp/out"; then
+if [ "$status" != 0 ] || ! grep -q 'PASSED$' "$tmp/out"; then
 	echo "FAIL: $(basename "$prog") exited $status without PASSED:"
 	tail -20 "$tmp/out" "$tmp/err"
 	exit 1

@@ -191,6 +191,49 @@ static void test_cpu_files(void **state)
 			    "0\n");
 }
 
+/* PAPI's presets: only the architectural events CPUID.0AH:EBX does not
+ * mark absent, by the names of PAPI's table for the CPU libpfm4 sees. */
+static void test_papi_presets(void **state)
+{
+	struct procfs_proc p = { .exe = "" };
+	struct procfs_cpu c;
+	const char *t;
+
+	(void)state;
+	cpu_fill(&c, 1);
+	c.la[1] = 0x58;		/* step: LLC refs, misses, branch misses */
+	t = gen("/proc/perfvisor/papi_events.csv", &c, &p);
+	assert_non_null(strstr(t, "\nCPU,skl\n"));
+	assert_non_null(strstr(t, "\nPRESET,PAPI_TOT_INS,NOT_DERIVED,"
+			       "INST_RETIRED:ANY_P\n"));
+	assert_non_null(strstr(t, "\nPRESET,PAPI_TOT_CYC,NOT_DERIVED,"
+			       "CPU_CLK_THREAD_UNHALTED:THREAD_P\n"));
+	assert_non_null(strstr(t, "\nPRESET,PAPI_BR_INS,"));
+	assert_non_null(strstr(t, "\nPRESET,PAPI_REF_CYC,"));
+	assert_null(strstr(t, "PAPI_BR_MSP"));
+	assert_null(strstr(t, "amd64"));
+	c.la[1] = 0x7e;		/* tsc: cycles and reference cycles */
+	t = gen("/proc/perfvisor/papi_events.csv", &c, &p);
+	assert_null(strstr(t, "PAPI_TOT_INS"));
+	assert_null(strstr(t, "PAPI_BR_INS"));
+	assert_non_null(strstr(t, "\nPRESET,PAPI_TOT_CYC,"));
+	/* AMD: each family's names, no reference cycles */
+	memcpy(&c.l0[1], "Auth", 4);
+	c.la[1] = 0x58;
+	t = gen("/proc/perfvisor/papi_events.csv", &c, &p);
+	assert_null(strstr(t, "CPU,skl"));
+	assert_null(strstr(t, "PAPI_REF_CYC"));
+	assert_non_null(strstr(t, "CPU,amd64_fam15h_interlagos\n"
+			       "CPU,amd64_fam16h\nPRESET,PAPI_TOT_CYC,"
+			       "NOT_DERIVED,CPU_CLK_UNHALTED\n"));
+	assert_non_null(strstr(t, "CPU,amd64_fam19h_zen3\n"));
+	assert_non_null(strstr(t, "CPU,amd64_fam1ah_zen5\nPRESET,PAPI_TOT_CYC,"
+			       "NOT_DERIVED,CYCLES_NOT_IN_HALT\nPRESET,"
+			       "PAPI_TOT_INS,NOT_DERIVED,RETIRED_INSTRUCTIONS\n"
+			       "PRESET,PAPI_BR_INS,NOT_DERIVED,"
+			       "RETIRED_BRANCH_INSTRUCTIONS\n"));
+}
+
 static void test_maps_and_exe(void **state)
 {
 	static const struct procfs_map maps[] = {
@@ -249,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_cpuinfo),
 		cmocka_unit_test(test_cpu_files),
+		cmocka_unit_test(test_papi_presets),
 		cmocka_unit_test(test_maps_and_exe),
 	};
 
