@@ -692,19 +692,19 @@ SYSCALL(fstat)
 	return f ? stat_out(f->ino, a1) : -EBADF;
 }
 
-SYSCALL(newfstatat)
+#define AT_STATX_SYNC_TYPE	0x6000	/* FORCE_SYNC, DONT_SYNC: all one here */
+
+/* What fstatat() and statx() name: dirfd a0, path at upath, AT_ flags. */
+static int stat_at(u64 a0, u64 upath, u64 flags, struct linux_stat *st)
 {
 	char buf[VFS_PATH_MAX];
 	struct nameres nr;
 	int err;
 
-	(void)a4, (void)a5;
-	if (a3 & ~(u64)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT))
-		return -EINVAL;
-	err = get_path(a1, buf);
+	err = get_path(upath, buf);
 	if (err)
 		return err;
-	if (!buf[0] && (a3 & AT_EMPTY_PATH)) {
+	if (!buf[0] && (flags & AT_EMPTY_PATH)) {
 		struct inode *n;
 
 		if ((int)a0 == AT_FDCWD) {
@@ -718,16 +718,29 @@ SYSCALL(newfstatat)
 				return -EBADF;
 			n = f->ino;
 		}
-		return stat_out(n, a2);
+		vfs_stat(n, st);
+		return 0;
 	}
-	if (procfs_path(buf)) {
-		struct linux_stat st;
-
-		err = procfs_stat(buf, !(a3 & AT_SYMLINK_NOFOLLOW), &st);
-		return err ?: put_user(a2, &st, sizeof(st));
-	}
+	if (procfs_path(buf))
+		return procfs_stat(buf, !(flags & AT_SYMLINK_NOFOLLOW), st);
 	err = lookup_buf(a0, buf, &nr);
-	return err ? err : stat_out(nr.ino, a2);
+	if (!err)
+		vfs_stat(nr.ino, st);
+	return err;
+}
+
+SYSCALL(newfstatat)
+{
+	struct linux_stat st;
+	int err;
+
+	(void)a4, (void)a5;
+	/* Linux takes statx's sync flags here too (vfs_statx()) */
+	if (a3 & ~(u64)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT |
+			AT_STATX_SYNC_TYPE))
+		return -EINVAL;
+	err = stat_at(a0, a1, a3, &st);
+	return err ? err : put_user(a2, &st, sizeof(st));
 }
 
 SYSCALL(stat)
@@ -742,10 +755,68 @@ SYSCALL(lstat)
 	return sys_newfstatat(AT_FDCWD, a0, a1, AT_SYMLINK_NOFOLLOW, 0, 0);
 }
 
+#define STATX_BASIC_STATS	0x7ffu	/* type, mode ... blocks: what we have */
+#define STATX_RESERVED		0x80000000u
+
+struct statx_ts {
+	s64 sec;
+	u32 nsec;
+	s32 reserved;
+};
+
+/* Linux's struct statx (256 bytes). */
+struct linux_statx {
+	u32 mask, blksize;
+	u64 attributes;
+	u32 nlink, uid, gid;
+	u16 mode, spare0;
+	u64 ino, size, blocks, attributes_mask;
+	struct statx_ts atime, btime, ctime, mtime;
+	u32 rdev_major, rdev_minor, dev_major, dev_minor;
+	u64 mnt_id;
+	u32 dio_mem_align, dio_offset_align;
+	u64 spare3[12];
+};
+
+_Static_assert(sizeof(struct linux_statx) == 256, "Linux's struct statx");
+
+/* statx(dirfd, path, flags, mask, buf): the basic stats, whatever the
+ * mask asks (Linux may give more than asked, and says what in mask); no
+ * birth time (tmpfs has none either). */
 SYSCALL(statx)
 {
-	(void)a0, (void)a1, (void)a2, UNUSED3;
-	return -ENOSYS;		/* glibc and musl fall back to newfstatat */
+	struct linux_statx x;
+	struct linux_stat st;
+	int err;
+
+	(void)a5;
+	if ((a2 & ~(u64)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH |
+			 AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE)) ||
+	    (a2 & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE ||
+	    (a3 & STATX_RESERVED))
+		return -EINVAL;
+	err = stat_at(a0, a1, a2, &st);
+	if (err)
+		return err;
+	memset(&x, 0, sizeof(x));
+	x.mask = STATX_BASIC_STATS;
+	x.blksize = (u32)st.blksize;
+	x.nlink = (u32)st.nlink;
+	x.uid = st.uid;
+	x.gid = st.gid;
+	x.mode = (u16)st.mode;
+	x.ino = st.ino;
+	x.size = (u64)st.size;
+	x.blocks = (u64)st.blocks;
+	x.atime = (struct statx_ts){ (s64)st.atime, (u32)st.atime_ns, 0 };
+	x.mtime = (struct statx_ts){ (s64)st.mtime, (u32)st.mtime_ns, 0 };
+	x.ctime = (struct statx_ts){ (s64)st.ctime, (u32)st.ctime_ns, 0 };
+	/* Linux's new_encode_dev(): major 12 bits above minor's low 8 */
+	x.rdev_major = (u32)((st.rdev >> 8) & 0xfff);
+	x.rdev_minor = (u32)((st.rdev & 0xff) | ((st.rdev >> 12) & ~0xffull));
+	x.dev_major = (u32)((st.dev >> 8) & 0xfff);
+	x.dev_minor = (u32)((st.dev & 0xff) | ((st.dev >> 12) & ~0xffull));
+	return put_user(a4, &x, sizeof(x));
 }
 
 SYSCALL(faccessat2)

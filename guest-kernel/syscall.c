@@ -396,7 +396,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[309] = sys_getcpu,
 	[316] = sys_renameat2,
 	[318] = sys_getrandom,
-	[332] = sys_statx,		/* refused: ENOSYS, libcs fall back to newfstatat */
+	[332] = sys_statx,		/* partial: the basic stats, no birth time */
 };
 
 /*

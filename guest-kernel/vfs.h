@@ -394,7 +394,7 @@ VFS_SYSCALL(ppoll);		/* 271 */
 VFS_SYSCALL(dup3);		/* 292 */
 VFS_SYSCALL(pipe2);		/* 293 */
 VFS_SYSCALL(renameat2);		/* 316 */
-VFS_SYSCALL(statx);		/* 332: -ENOSYS, libcs fall back */
+VFS_SYSCALL(statx);		/* 332 */
 VFS_SYSCALL(sendfile);		/* 40 */
 VFS_SYSCALL(link);		/* 86 */
 VFS_SYSCALL(symlink);		/* 88 */
