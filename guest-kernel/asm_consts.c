@@ -34,6 +34,7 @@ void asm_consts(void)
 	CONST(INODE_HH, offsetof(struct inode, hh));
 	CONST(INODE_DATA_OWNED, offsetof(struct inode, data_owned));
 	CONST(INODE_SIZE, offsetof(struct inode, size));
+	CONST(INODE_MTIME_TSC, offsetof(struct inode, mtime_tsc));
 	CONST(INODE_DATA, offsetof(struct inode, data));
 	CONST(INODE_CAP, offsetof(struct inode, cap));
 }

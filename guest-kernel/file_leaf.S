@@ -155,7 +155,13 @@ syscall_leaf_pwrite:
 	cmp	INODE_SIZE(%rcx), %rax
 	jbe	3f
 	mov	%rax, INODE_SIZE(%rcx)
-3:	mov	%rdx, %rax
+3:	push	%rdx				/* modified now: vfs_clock() */
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	mov	%rax, INODE_MTIME_TSC(%rcx)
+	pop	%rdx				/* a system call keeps rdx */
+	mov	%rdx, %rax			/* the count written */
 1:	LEAF_DONE 18
 2:	LEAF_SLOW 18
 	.section .note.GNU-stack, "", @progbits

@@ -10,6 +10,7 @@
  */
 #include "procfs.h"
 #include "task.h"
+#include "vdso.h"
 #include "vfs.h"
 
 extern struct pv_boot_params *boot_params;
@@ -106,6 +107,18 @@ void *vfs_page_alloc(void)
 void vfs_page_free(void *p)
 {
 	page_free(V2P(p));
+}
+
+/* File times are TSC stamps, made wall-clock time when stat asks: one
+ * rdtsc on the write paths (file_leaf.S's too). */
+u64 vfs_clock(void)
+{
+	return rdtsc();
+}
+
+u64 vfs_clock_ns(u64 clock)
+{
+	return pv_realtime_ns(vvar, clock);
 }
 
 /* ---- helpers ---- */
@@ -1081,10 +1094,11 @@ SYSCALL(fsync)
 }
 
 /*
- * Attributes the tree does not keep.  Every process is root and inodes have
- * no owner or timestamps, so chown and utimes succeed on a file that
- * exists (what tar, cpio, touch and SQLite's journal check need) and
- * change nothing; chmod keeps the permission bits, which stat reports.
+ * Attributes the tree keeps in part.  Every process is root and inodes
+ * have no owner, so chown succeeds on a file that exists (what tar, cpio
+ * and SQLite's journal check need) and changes nothing; chmod keeps the
+ * permission bits; the utime calls set the one time an inode keeps, its
+ * modification time (on a --dir file only the guest's view of it).
  */
 static int attr_target(u64 dirfd, u64 upath, bool empty_ok, struct inode **n)
 {
@@ -1156,22 +1170,85 @@ SYSCALL(fchown)
 	return fget(a0) ? 0 : -EBADF;
 }
 
-SYSCALL(utimensat)
-{
-	struct inode *n;
+#define UTIME_NOW	((1l << 30) - 1)
+#define UTIME_OMIT	((1l << 30) - 2)
 
-	(void)a2, (void)a4, (void)a5;
-	if (a3 & ~0x1100ull)	/* AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH */
-		return -EINVAL;
-	return attr_target(a0, a1, true, &n);
+/* The modification time of times[1] (sec, nsec), as utimensat takes it. */
+static int mtime_set(struct inode *n, const s64 *ts)
+{
+	if (ts[1] == UTIME_OMIT)
+		return 0;
+	if (ts[1] == UTIME_NOW) {
+		n->mtime_tsc = vfs_clock();
+		return 0;
+	}
+	if ((u64)ts[1] >= 1000000000u || ts[0] < 0)
+		return -EINVAL;	/* times before 1970: not kept here */
+	n->mtime_tsc = 0;
+	n->mtime_ns = (u64)ts[0] * 1000000000u + (u64)ts[1];
+	return 0;
 }
 
+/* utimensat(dirfd, path, times[2] or NULL: now, flags) */
+SYSCALL(utimensat)
+{
+	s64 ts[4] = { 0, UTIME_NOW, 0, UTIME_NOW };
+	struct inode *n;
+	int err;
+
+	(void)a4, (void)a5;
+	if (a3 & ~0x1100ull)	/* AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH */
+		return -EINVAL;
+	if (a2 && (!user_range_ok(a2, sizeof(ts)) ||
+		   copy_from_user(ts, (void *)a2, sizeof(ts))))
+		return -EFAULT;
+	if ((ts[1] != UTIME_NOW && ts[1] != UTIME_OMIT &&
+	     (u64)ts[1] >= 1000000000u) ||
+	    (ts[3] != UTIME_NOW && ts[3] != UTIME_OMIT &&
+	     (u64)ts[3] >= 1000000000u))
+		return -EINVAL;
+	err = attr_target(a0, a1, true, &n);
+	return err ? err : mtime_set(n, ts + 2);
+}
+
+/* utimes(path, timeval[2] or NULL): microseconds */
 SYSCALL(utimes)
 {
+	s64 tv[4], ts[2] = { 0, UTIME_NOW };
 	struct inode *n;
+	int err;
 
-	(void)a1, (void)a2, UNUSED3;
-	return attr_target(AT_FDCWD, a0, false, &n);
+	(void)a2, UNUSED3;
+	if (a1) {
+		if (!user_range_ok(a1, sizeof(tv)) ||
+		    copy_from_user(tv, (void *)a1, sizeof(tv)))
+			return -EFAULT;
+		if ((u64)tv[1] >= 1000000u || (u64)tv[3] >= 1000000u)
+			return -EINVAL;
+		ts[0] = tv[2];
+		ts[1] = tv[3] * 1000;
+	}
+	err = attr_target(AT_FDCWD, a0, false, &n);
+	return err ? err : mtime_set(n, ts);
+}
+
+/* utime(path, { actime, modtime } or NULL): seconds */
+SYSCALL(utime)
+{
+	s64 ub[2], ts[2] = { 0, UTIME_NOW };
+	struct inode *n;
+	int err;
+
+	(void)a2, UNUSED3;
+	if (a1) {
+		if (!user_range_ok(a1, sizeof(ub)) ||
+		    copy_from_user(ub, (void *)a1, sizeof(ub)))
+			return -EFAULT;
+		ts[0] = ub[1];
+		ts[1] = 0;
+	}
+	err = attr_target(AT_FDCWD, a0, false, &n);
+	return err ? err : mtime_set(n, ts);
 }
 
 /*

@@ -27,6 +27,7 @@ static void attr_out(struct hostfs_attr *a)
 	a->mode = req.mode;
 	a->size = req.size;
 	a->ino = req.ino;
+	a->mtime_ns = req.mtime_ns;
 }
 
 static void name_in(const char *name, u32 len)

@@ -308,6 +308,7 @@ struct inode *vfs_host_node(struct inode *dir, const char *name, u32 len,
 	n->hh = a->hh;
 	n->ino = a->ino;
 	n->size = a->size;
+	n->mtime_ns = a->mtime_ns;
 	dir_attach(dir, n, copy, len, h);
 	return n;
 }
@@ -336,6 +337,7 @@ int vfs_mount_host(const char *path, const struct hostfs_attr *a)
 	dir->hh = a->hh;
 	dir->mnt = 1;
 	dir->ino = a->ino;
+	dir->mtime_ns = a->mtime_ns;
 	dir->mode = VS_IFDIR | (a->mode & 07777);
 	return 0;
 }
@@ -436,6 +438,7 @@ int vfs_create(struct nameres *nr, u32 mode, u32 umask)
 	}
 	memcpy(name, nr->name, nr->len);
 	n->name_owned = 1;
+	n->mtime_tsc = vfs_clock();
 	dir_attach(nr->dir, n, name, nr->len, name_hash(name, nr->len));
 	nr->ino = n;
 	return 0;
@@ -579,6 +582,8 @@ int vfs_path(struct inode *n, char *buf, u64 size)
 
 void vfs_stat(struct inode *n, struct linux_stat *st)
 {
+	u64 mt;
+
 	/* Every field is assigned: a struct initialiser would become a
 	 * memset hypercall. */
 	st->dev = 0x10;
@@ -592,8 +597,12 @@ void vfs_stat(struct inode *n, struct linux_stat *st)
 	st->size = n->kind == VN_DIR ? 4096 : n->size;
 	st->blksize = 4096;
 	st->blocks = (st->size + 4095) / 4096 * 8;
-	st->atime = st->atime_ns = st->mtime = st->mtime_ns = 0;
-	st->ctime = st->ctime_ns = 0;
+	/* one time for all three: access and status changes are not kept */
+	mt = n->mtime_tsc ? vfs_clock_ns(n->mtime_tsc) : n->mtime_ns;
+	st->mtime = mt / 1000000000u;
+	st->mtime_ns = mt % 1000000000u;
+	st->atime = st->ctime = st->mtime;
+	st->atime_ns = st->ctime_ns = st->mtime_ns;
 	st->unused[0] = st->unused[1] = st->unused[2] = 0;
 }
 
@@ -642,6 +651,7 @@ int vfs_truncate(struct inode *n, u64 size)
 			return err;
 		n->size = size;
 		n->data = NULL;	/* a mapped copy stays as it was */
+		n->mtime_tsc = vfs_clock();
 		return 0;
 	}
 	if (size > n->size) {
@@ -651,6 +661,7 @@ int vfs_truncate(struct inode *n, u64 size)
 		memset(n->data + n->size, 0, size - n->size);
 	}
 	n->size = size;
+	n->mtime_tsc = vfs_clock();
 	return 0;
 }
 
@@ -723,8 +734,10 @@ s64 vfs_write(struct file *f, const void *ubuf, u64 len, u64 pos)
 
 		if (r > 0 && pos + r > n->size)
 			n->size = pos + r;
-		if (r > 0)
+		if (r > 0) {
 			n->data = NULL;	/* a mapped copy stays as it was */
+			n->mtime_tsc = vfs_clock();
+		}
 		return r;
 	}
 	err = reserve(n, pos + len);
@@ -741,6 +754,7 @@ s64 vfs_write(struct file *f, const void *ubuf, u64 len, u64 pos)
 	}
 	if (pos + len > n->size)
 		n->size = pos + len;
+	n->mtime_tsc = vfs_clock();
 	return len;
 }
 

@@ -139,6 +139,10 @@ struct inode {
 	u8 mnt;				/* a --dir's GUEST: never removed */
 	u64 ino, rdev;
 	u64 size;
+	/* Modification time: the TSC of the guest's last change (the leaf
+	 * pwrite stamps it too: file_leaf.S), else wall-clock ns (a host
+	 * file's, or utimensat's); both 0: the epoch. */
+	u64 mtime_tsc, mtime_ns;
 	u8 *data;			/* contents, contiguous */
 	u64 cap;			/* bytes allocated at data */
 	struct pipe *pipe;
@@ -199,6 +203,8 @@ void *vfs_data_alloc(u64 need, u64 *cap);	/* contiguous, >= need */
 void vfs_data_free(void *p, u64 cap);
 void *vfs_page_alloc(void);			/* 4 KiB */
 void vfs_page_free(void *p);
+u64 vfs_clock(void);				/* now, for mtime_tsc */
+u64 vfs_clock_ns(u64 clock);			/* a vfs_clock(): wall ns */
 
 /* vfs.c: the tree */
 int vfs_core_init(u32 tty_mask);	/* bit n: the VMM's fd n is a tty */
@@ -263,7 +269,7 @@ static inline struct file *fd_file(struct fdtable *fdt, u64 fd)
  */
 struct hostfs_attr {
 	u32 hh, mode;
-	u64 size, ino;
+	u64 size, ino, mtime_ns;
 };
 
 #ifdef VFS_HOST
@@ -402,7 +408,8 @@ VFS_SYSCALL(chmod);		/* 90 */
 VFS_SYSCALL(fchmod);		/* 91 */
 VFS_SYSCALL(chown);		/* 92, also lchown 94 */
 VFS_SYSCALL(fchown);		/* 93 */
-VFS_SYSCALL(utimes);		/* 235, also utime 132 */
+VFS_SYSCALL(utime);		/* 132 */
+VFS_SYSCALL(utimes);		/* 235 */
 VFS_SYSCALL(fchownat);		/* 260 */
 VFS_SYSCALL(linkat);		/* 265 */
 VFS_SYSCALL(symlinkat);		/* 266 */

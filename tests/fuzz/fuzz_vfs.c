@@ -120,6 +120,19 @@ void vfs_data_free(void *p, u64 cap)
 	arena_free(p);
 }
 
+/* A clock that ticks once per call, in seconds of wall time. */
+static u64 clock_ticks;
+
+u64 vfs_clock(void)
+{
+	return ++clock_ticks;
+}
+
+u64 vfs_clock_ns(u64 clock)
+{
+	return clock * 1000000000ull + 7;
+}
+
 void *vfs_page_alloc(void)
 {
 	return arena_alloc(4096, 4096);

@@ -74,6 +74,19 @@ void vfs_data_free(void *p, u64 cap)
 	free(p);
 }
 
+/* A clock that ticks once per call, in seconds of wall time. */
+static u64 clock_ticks;
+
+u64 vfs_clock(void)
+{
+	return ++clock_ticks;
+}
+
+u64 vfs_clock_ns(u64 clock)
+{
+	return clock * 1000000000ull + 7;
+}
+
 void *vfs_page_alloc(void)
 {
 	pages++;
@@ -275,9 +288,26 @@ static void test_file_io(void **state)
 	assert_int_equal(vfs_truncate(f->ino, 6), 0);
 	assert_int_equal(vfs_read(f, buf, 16, 0), 6);
 	assert_memory_equal(buf, "he\0\0\0\0", 6);
-	/* bad user buffers */
-	assert_int_equal(vfs_read(f, bad_user, 4, 0), -EFAULT);
-	assert_int_equal(vfs_write(f, bad_user, 4, 0), -EFAULT);
+	/* bad user buffers; a failed write changes no time */
+	{
+		struct linux_stat st1, st2;
+
+		vfs_stat(f->ino, &st1);
+		assert_int_equal(vfs_read(f, bad_user, 4, 0), -EFAULT);
+		assert_int_equal(vfs_write(f, bad_user, 4, 0), -EFAULT);
+		vfs_stat(f->ino, &st2);
+		assert_int_equal(st1.mtime, st2.mtime);
+		/* a write is a change: the clock ticks once per change here */
+		assert_int_equal(wr(f, "x", 1), 1);
+		vfs_stat(f->ino, &st2);
+		assert_true(st2.mtime > st1.mtime);
+		assert_int_equal(st2.mtime_ns, 7);
+		assert_int_equal(st2.atime, st2.mtime);
+		assert_int_equal(st2.ctime, st2.mtime);
+		assert_int_equal(vfs_truncate(f->ino, 6), 0);
+		vfs_stat(f->ino, &st1);
+		assert_true(st1.mtime > st2.mtime);
+	}
 	/* exclusive create, O_TRUNC, O_APPEND */
 	assert_null(open_path("/tmpfile", VO_RDWR | VO_CREAT | VO_EXCL, &err));
 	assert_int_equal(err, -EEXIST);
