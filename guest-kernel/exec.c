@@ -251,6 +251,25 @@ static int elf_load(struct mm *mm, const u8 *img, u64 size, u64 bias,
  * entry is where the program starts; it finds the program by the auxv.
  * A broken interpreter is ELIBBAD, as Linux says.
  */
+/* The interpreter's file-backed pages, named in /proc/PID/maps as Linux
+ * names ld.so's (the program's own are the exe's: procfs.c). */
+static void exec_label_image(struct mm *mm, const u8 *img,
+			     const struct elf64_ehdr *eh, u64 bias,
+			     const char *path)
+{
+	const struct elf64_phdr *ph = (const void *)(img + eh->e_phoff);
+	struct inode *n = exec_interp_node(path);
+
+	for (int i = 0; n && i < eh->e_phnum; i++) {
+		u64 va = ALIGN_DOWN(ph[i].p_vaddr + bias, PAGE_SIZE);
+		u64 end = ph[i].p_vaddr + bias + ph[i].p_filesz;
+
+		if (ph[i].p_type == ELF_PT_LOAD && ph[i].p_filesz)
+			mm_label_file(mm, va, end - va, n,
+				      ALIGN_DOWN(ph[i].p_offset, PAGE_SIZE));
+	}
+}
+
 static int exec_interp_load(struct mm *mm, const char *path,
 			    struct elf_image *out)
 {
@@ -271,6 +290,8 @@ static int exec_interp_load(struct mm *mm, const char *path,
 			return -ENOMEM;
 	}
 	err = elf_load(mm, f.data, f.size, base, out);
+	if (!err)
+		exec_label_image(mm, f.data, eh, out->base, path);
 	return err == -ENOEXEC ? -ELIBBAD : err;
 }
 

@@ -1527,19 +1527,24 @@ int vfs_exec_lookup(const char *path, const char *cwd, const u8 **data,
  * would be the caller's cwd there; no program has one).  Not recorded as
  * /proc/self/exe: that stays the program.
  */
-int vfs_interp_lookup(const char *path, const u8 **data, u64 *size)
+/* The node of an absolute path, or NULL. */
+struct inode *vfs_lookup_abs(const char *path)
 {
 	struct nameres nr;
-	int err;
+
+	if (path[0] != '/' || vfs_resolve(vfs_root(), path, &nr))
+		return NULL;
+	return nr.ino;
+}
+
+int vfs_interp_lookup(const char *path, const u8 **data, u64 *size)
+{
+	struct inode *n;
 
 	if (path[0] != '/')
 		return -ENOEXEC;
-	err = vfs_resolve(vfs_root(), path, &nr);
-	if (err)
-		return err;
-	if (!nr.ino)
-		return -ENOENT;
-	return vfs_image_node(nr.ino, data, size);
+	n = vfs_lookup_abs(path);
+	return n ? vfs_image_node(n, data, size) : -ENOENT;
 }
 
 int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len)

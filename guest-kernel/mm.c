@@ -9,6 +9,7 @@
 #include "kernel.h"
 #include "mm.h"
 #include "task.h"
+#include "vfs.h"
 
 static u64 kernel_pml4e;
 
@@ -533,7 +534,7 @@ struct vma *vma_find(struct mm *mm, u64 va)
 static bool vma_same(const struct vma *a, const struct vma *b)
 {
 	return a->prot == b->prot && a->huge == b->huge && !a->pad && !b->pad &&
-	       !a->cached && !b->cached;
+	       !a->cached && !b->cached && a->file == b->file;
 }
 
 /*
@@ -588,6 +589,7 @@ static void vma_insert_at(struct mm *mm, int i, const struct vma *n)
 	v->prot = n->prot;
 	v->huge = n->huge;
 	v->cached = 0;
+	v->file = n->file;
 	v->pad = n->pad;
 	mm->nvma++;
 	if (n->start == mm->gap_hint) {
@@ -841,6 +843,7 @@ static u64 mm_cache_take(struct mm *mm, u64 size, u32 prot, u32 pad)
 		v->cached = 0;
 		v->prot = prot;
 		v->pad = pad;
+		v->file = 0;	/* anonymous again */
 		mm->cache_bytes -= size;
 		mm_cached_pages -= size / PAGE_SIZE;
 		mm_cache_forget(mm, k);
@@ -1097,6 +1100,60 @@ static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot)
 		va = old.end;
 	}
 	return 0;
+}
+
+/* The files table entry of (ino, va_base), made if new; 0 when full. */
+static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base)
+{
+	u32 i;
+
+	if (!mm->files) {
+		mm->files = kmalloc(MM_FILES_MAX * sizeof(*mm->files));
+		if (!mm->files)
+			return 0;
+		mm->nfiles = 1;
+	}
+	for (i = 1; i < mm->nfiles; i++)
+		if (mm->files[i].ino == ino && mm->files[i].va_base == va_base)
+			return (u8)i;
+	if (i == MM_FILES_MAX || i > 255)
+		return 0;	/* unnamed in maps, mapped all the same */
+	inode_get(ino);
+	mm->files[i].ino = ino;
+	mm->files[i].va_base = va_base;
+	mm->nfiles++;
+	return (u8)i;
+}
+
+/*
+ * Name [va, end) in /proc/PID/maps as ino's bytes from off: the VMAs are
+ * split at its ends, as an mprotect splits them (vma_protect()), and
+ * merge only with pieces of the same file at the same base.
+ */
+void mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
+		   u64 off)
+{
+	u64 end = va + ALIGN_UP(len, PAGE_SIZE);
+	u8 file = mm_file_entry(mm, ino, va - off);
+
+	while (file && va < end) {
+		struct vma *v = vma_find(mm, va), old;
+
+		if (!v)
+			return;
+		old = *v;
+		if (old.end > end)
+			old.end = end;
+		if (old.file != file) {
+			vma_remove(mm, va, old.end);
+			old.start = va;
+			old.file = file;
+			old.pad = 0;
+			if (vma_add(mm, &old))
+				return;
+		}
+		va = old.end;
+	}
 }
 
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
@@ -1570,6 +1627,9 @@ void mm_put(struct mm *mm)
 	mm_unmap_range(mm, mm->brk_start, ALIGN_UP(mm->brk, PV_HUGE_SIZE));
 	mm_free_tables(mm->pml4, 3);
 	vma_array_free(mm);
+	for (u32 i = 1; i < mm->nfiles; i++)
+		inode_put(mm->files[i].ino);
+	kfree(mm->files);
 	kfree(mm);
 }
 
@@ -1679,6 +1739,15 @@ struct mm *mm_fork(struct mm *src)
 	}
 	memcpy(mm->vma, src->vma, src->nvma * sizeof(struct vma));
 	mm->nvma = src->nvma;
+	if (src->files) {
+		mm->files = kmalloc(MM_FILES_MAX * sizeof(*mm->files));
+		if (!mm->files)
+			goto fail;
+		memcpy(mm->files, src->files, src->nfiles * sizeof(*mm->files));
+		mm->nfiles = src->nfiles;
+		for (u32 i = 1; i < mm->nfiles; i++)
+			inode_get(mm->files[i].ino);
+	}
 	mm->brk_start = src->brk_start;
 	mm->brk = src->brk;
 	for (int i = 0; i < src->nvma; i++) {

@@ -30,11 +30,21 @@
 
 struct vma {
 	u64 start, end;
-	u16 prot;
+	u8 prot;
 	u8 huge;			/* mapped with 2 MiB pages */
 	u8 cached;			/* freed, kept for reuse: no user's */
+	u8 file;			/* mm->files index, 0: anonymous */
 	u32 pad;			/* bytes at the end no one asked for */
 };
+
+/* A mapped file, for /proc/PID/maps: its offset 0 would be at va_base, so
+ * every piece of its mappings keeps the one entry through splits. */
+struct inode;
+struct mm_file {
+	struct inode *ino;		/* a reference held */
+	u64 va_base;
+};
+#define MM_FILES_MAX	252		/* a kmalloc page; index in a u8 */
 
 /* One user address space. */
 struct cpu;
@@ -62,6 +72,9 @@ struct mm {
 	u64 cache_bytes;
 	int vma_max;			/* MM_VMA_SMALL or MM_VMA_BIG */
 	struct vma *vma;		/* sorted by start, disjoint */
+	struct mm_file *files;		/* a page, once a file is mapped;
+					 * [0] unused, never shrinks */
+	u32 nfiles;
 };
 
 void *kmalloc(size_t n);
@@ -100,6 +113,9 @@ s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice);
 s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags);
 u64 mm_brk(struct mm *mm, u64 newbrk);
 struct mm *mm_fork(struct mm *src);
+/* [va, va + len), just mapped from ino at off: /proc/PID/maps names it. */
+void mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
+		   u64 off);
 void mm_map_step_cache(struct mm *mm);
 
 #endif

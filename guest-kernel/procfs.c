@@ -442,6 +442,16 @@ static void put_map(struct tbuf *b, const struct procfs_map *m,
 	put_c(b, m->prot & 2 ? 'w' : '-');
 	put_c(b, m->prot & 4 ? 'x' : '-');
 	put_s(b, "p ");
+	if (m->path) {		/* a file mmap()ed: a library, say */
+		put_num(b, m->off, 16, 8);
+		put_s(b, " 00:10 ");
+		put_num(b, m->ino, 10, 0);
+		for (col = b->len - from; col < 73; col++)
+			put_c(b, ' ');
+		put_s(b, m->path);
+		put_c(b, '\n');
+		return;
+	}
 	put_num(b, m->end <= p->brk_start ? m->start - image_start : 0, 16, 8);
 	/* The program's mappings are its file's: a device and an inode
 	 * (PAPI finds the program's text and data only where the inode is

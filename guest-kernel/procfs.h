@@ -42,6 +42,8 @@ struct procfs_cpu {
 struct procfs_map {
 	u64 start, end;
 	u32 prot;			/* PROT_READ 1, WRITE 2, EXEC 4 */
+	const char *path;		/* a mapped file's, else NULL */
+	u64 off, ino;			/* its offset at start, its inode */
 };
 
 /* The process that asks. */

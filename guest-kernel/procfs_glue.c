@@ -83,6 +83,32 @@ static void exe_path(struct proc *p, char *buf, u64 size)
 		buf[0] = 0;
 }
 
+/*
+ * The paths of the files p has mapped (mm->files), one after another in a
+ * new buffer, and in paths[i] where entry i's starts (NULL: none, as for a
+ * removed file).  *cap 0: nothing to free.
+ */
+static char *file_paths(struct mm *mm, const char **paths, u64 *cap)
+{
+	char tmp[VFS_PATH_MAX], *buf;
+	u64 need = 0, at = 0;
+
+	*cap = 0;
+	for (u32 i = 1; i < mm->nfiles; i++) {
+		int len = vfs_path(mm->files[i].ino, tmp, sizeof(tmp));
+
+		need += len > 0 ? (u64)len + 1 : 0;
+	}
+	buf = need ? vfs_data_alloc(need, cap) : NULL;
+	for (u32 i = 1; buf && i < mm->nfiles; i++) {
+		int len = vfs_path(mm->files[i].ino, buf + at, need - at);
+
+		paths[i] = len > 0 ? buf + at : NULL;
+		at += len > 0 ? (u64)len + 1 : 0;
+	}
+	return buf;
+}
+
 static void maps_free(struct procfs_map *maps, bool big)
 {
 	if (big)
@@ -97,10 +123,12 @@ static int make_file(const struct procfs_node *n, struct proc *p,
 {
 	struct procfs_map *maps = NULL;
 	struct procfs_proc pr = { 0 };
+	const char *paths[MM_FILES_MAX] = { 0 };
+	char *names = NULL;
 	bool big = false;
 	char exe[VFS_PATH_MAX];
 	struct inode *ino;
-	u64 need, cap;
+	u64 need, cap, names_cap = 0;
 	u8 *data;
 
 	exe_path(p, exe, sizeof(exe));
@@ -124,14 +152,24 @@ static int make_file(const struct procfs_node *n, struct proc *p,
 		}
 		if (!maps)
 			return -ENOMEM;
+		names = file_paths(p->mm, paths, &names_cap);
 		for (int i = 0; i < p->mm->nvma; i++) {
 			const struct vma *v = &p->mm->vma[i];
+			struct procfs_map *m = &maps[pr.nmaps];
 
 			if (v->cached)
 				continue;
-			maps[pr.nmaps].start = v->start;
-			maps[pr.nmaps].end = v->end;
-			maps[pr.nmaps++].prot = v->prot;
+			m->start = v->start;
+			m->end = v->end;
+			m->prot = v->prot;
+			m->path = v->file ? paths[v->file] : NULL;
+			if (m->path) {
+				const struct mm_file *mf = &p->mm->files[v->file];
+
+				m->off = v->start - mf->va_base;
+				m->ino = mf->ino->ino;
+			}
+			pr.nmaps++;
 		}
 		pr.maps = maps;
 	}
@@ -142,10 +180,14 @@ static int make_file(const struct procfs_node *n, struct proc *p,
 		if (data)
 			vfs_data_free(data, cap);
 		maps_free(maps, big);
+		if (names_cap)
+			vfs_data_free(names, names_cap);
 		return -ENOMEM;
 	}
 	procfs_text(n, cpu_get(), &pr, (char *)data, cap);
 	maps_free(maps, big);
+	if (names_cap)
+		vfs_data_free(names, names_cap);
 	ino->data = data;
 	ino->cap = cap;
 	ino->size = need;

@@ -50,16 +50,19 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 	err = vfs_fd_mmap_source(fd, off, &pa, &flen);
 	if (err)
 		return err;
-	if (!(prot & PROT_WRITE))
-		return mm_mmap_borrow(mm, addr, len, prot, flags & MAP_FIXED,
-				      pa, flen);
-	va = mm_mmap_anon(mm, addr, len, prot | PROT_WRITE, flags & MAP_FIXED);
-	if (va < 0)
-		return va;
-	if (flen)
-		hcall(PV_HC_MEMCPY, va, (u64)P2V(pa), flen < len ? flen : len);
-	if (!(prot & PROT_WRITE))
-		mm_mprotect(mm, va, len, prot);
+	if (!(prot & PROT_WRITE)) {
+		va = mm_mmap_borrow(mm, addr, len, prot, flags & MAP_FIXED,
+				    pa, flen);
+	} else {
+		va = mm_mmap_anon(mm, addr, len, prot, flags & MAP_FIXED);
+		if (va >= 0 && flen)
+			hcall(PV_HC_MEMCPY, va, (u64)P2V(pa),
+			      flen < len ? flen : len);
+	}
+	/* profilers and PAPI find libraries by name in /proc/PID/maps */
+	if (va >= 0)
+		mm_label_file(mm, (u64)va, len,
+			      fd_file(current_task()->proc->fdt, fd)->ino, off);
 	return va;
 }
 

@@ -341,6 +341,7 @@ int vfs_init(const u8 *initrd, u64 size);
 int vfs_exec_lookup(const char *path, const char *cwd, const u8 **data,
 		    u64 *size);
 int vfs_interp_lookup(const char *path, const u8 **data, u64 *size);
+struct inode *vfs_lookup_abs(const char *path);
 int vfs_fd_mmap_source(int fd, u64 off, u64 *phys, u64 *len);
 
 #ifndef VFS_HOST

@@ -51,6 +51,11 @@ int exec_lookup(const char *path, const char *cwd, struct cpio_file *out)
 	return exec_file(path, err, data, size, out);
 }
 
+struct inode *exec_interp_node(const char *path)
+{
+	return vfs_lookup_abs(path);
+}
+
 int exec_lookup_interp(const char *path, struct cpio_file *out)
 {
 	const u8 *data = NULL;

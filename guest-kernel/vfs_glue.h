@@ -16,5 +16,8 @@ void fdt_release(struct fdtable *f);
 void fdt_exec(struct fdtable *f);		/* close-on-exec */
 int exec_lookup(const char *path, const char *cwd, struct cpio_file *out);
 int exec_lookup_interp(const char *path, struct cpio_file *out);
+/* The interpreter's file, to name its pages in /proc/PID/maps; NULL if
+ * it is gone. */
+struct inode *exec_interp_node(const char *path);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -100,6 +101,73 @@ static int private_write(void)
 	return 0;
 }
 
+/*
+ * /proc/self/maps names the files mapped, as profilers and PAPI read it:
+ * libc's and libm's text (ld.so mapped them), the interpreter's (execve
+ * did), and a file this program maps at an offset, with that offset and
+ * the file's inode; gone again once unmapped.  The bytes at each text
+ * line's start are the file's at its offset.
+ */
+static int count_named(const char *name, const void *want_at,
+		       unsigned long want_off)
+{
+	char line[512], path[256], perm[8];
+	unsigned long lo, hi, off, ino;
+	FILE *m = fopen("/proc/self/maps", "r");
+	int n = 0, bad = 0;
+
+	while (m && fgets(line, sizeof(line), m)) {
+		struct stat st;
+		char bytes[64];
+		int fd;
+
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %lu %255s", &lo, &hi, perm,
+			   &off, &ino, path) < 5 || !strstr(path, name) ||
+		    (want_at && (unsigned long)want_at != lo))
+			continue;
+		n++;
+		if (want_at && off != want_off)
+			bad++;
+		if (stat(path, &st) || st.st_ino != ino || off % 4096)
+			bad++;
+		if (perm[2] != 'x')
+			continue;
+		fd = open(path, O_RDONLY);
+		if (pread(fd, bytes, sizeof(bytes), (off_t)off) != sizeof(bytes) ||
+		    memcmp(bytes, (void *)lo, sizeof(bytes)))
+			bad++;
+		close(fd);
+	}
+	if (m)
+		fclose(m);
+	return bad ? -1 : n;
+}
+
+static int maps_names(void)
+{
+	char self[256] = "";
+	int fd = readlink("/proc/self/exe", self, sizeof(self) - 1) > 0 ?
+		 open(self, O_RDONLY) : -1;
+	void *p = fd < 0 ? MAP_FAILED :
+		  mmap(NULL, 8192, PROT_READ, MAP_PRIVATE, fd, 4096);
+	int libc = count_named("/libc.so.6", NULL, 0);
+	int libm = count_named("/libm.so.6", NULL, 0);
+	int ld = count_named("/ld-linux-x86-64.so.2", NULL, 0);
+	int own = count_named(strrchr(self, '/'), p, 4096), after;
+
+	if (p == MAP_FAILED)
+		return 1;
+	munmap(p, 8192);
+	after = count_named(strrchr(self, '/'), p, 4096);
+	printf("maps: libc %s, libm %s, ld.so %s, a mapping at 4096 %s, "
+	       "unmapped %s\n", libc > 1 ? "named" : "wrong",
+	       libm > 1 ? "named" : "wrong", ld > 1 ? "named" : "wrong",
+	       own == 1 ? "named" : "wrong", after == 0 ? "gone" : "wrong");
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *execfn = (const char *)getauxval(AT_EXECFN);
@@ -133,6 +201,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "vmas") && many_vmas())
 		return 1;
 	if (argc > 1 && !strcmp(argv[1], "cow") && private_write())
+		return 1;
+	if (argc > 1 && !strcmp(argv[1], "maps") && maps_names())
 		return 1;
 	return argc > 1 && !strcmp(argv[argc - 1], "fail") ? 3 : 0;
 }

@@ -236,15 +236,22 @@ static void test_papi_presets(void **state)
 
 static void test_maps_and_exe(void **state)
 {
+#define M(s, e, p)	{ .start = (s), .end = (e), .prot = (p) }
 	static const struct procfs_map maps[] = {
-		{ 0x400000, 0x401000, 1 },
-		{ 0x401000, 0x480000, 5 },
-		{ 0x480000, 0x490000, 3 },
-		{ 0x600000, 0x800000, 3 },		/* the heap */
-		{ 0x7f0000000000, 0x7f0000001000, 3 },	/* anonymous */
-		{ PV_VVAR_VA, PV_VDSO_VA, 1 },
-		{ PV_VDSO_VA, PV_VDSO_VA + 4096, 5 },
-		{ 0x7fffff800000, 0x800000000000, 3 },
+		M(0x400000, 0x401000, 1),
+		M(0x401000, 0x480000, 5),
+		M(0x480000, 0x490000, 3),
+		M(0x600000, 0x800000, 3),		/* the heap */
+		M(0x7f0000000000, 0x7f0000001000, 3),	/* anonymous */
+		M(PV_VVAR_VA, PV_VDSO_VA, 1),
+		M(PV_VDSO_VA, PV_VDSO_VA + 4096, 5),
+		M(0x7fffff800000, 0x800000000000, 3),
+	};
+#undef M
+	/* a library's text, mapped from its file */
+	static const struct procfs_map lib[] = {
+		{ .start = 0x7f0000100000, .end = 0x7f0000180000, .prot = 5,
+		  .path = "/usr/lib/libc.so.6", .off = 0x28000, .ino = 91 },
 	};
 	struct procfs_proc p = {
 		.pid = 42, .ppid = 1, .nthreads = 3, .comm = "zero",
@@ -271,6 +278,13 @@ static void test_maps_and_exe(void **state)
 	assert_non_null(strstr(t, " [stack]\n"));
 	/* The path starts at column 74, as Linux pads it. */
 	assert_int_equal(strchr(t, '/') - t, 73);
+	p.maps = lib;
+	p.nmaps = 1;
+	assert_string_equal(gen("/proc/42/maps", &c, &p),
+			    "7f0000100000-7f0000180000 r-xp 00028000 00:10 91"
+			    "                         /usr/lib/libc.so.6\n");
+	p.maps = maps;
+	p.nmaps = 8;
 
 	/* 4 + 508 + 64 KiB of program, 2 MiB heap, 4 KiB anonymous, 8 KiB
 	 * vvar and vDSO, 8 MiB stack. */
