@@ -114,6 +114,9 @@ struct task {
 	u64 xstate_pa;			/* XSAVE area (fpu.c), or 0 */
 	struct cpu *fpu_cpu;		/* whose registers hold its state */
 	bool fpu_dirty;			/* ... newer than xstate_pa */
+	/* `vmm record`: how far before the wrap its counter was last set;
+	 * a sample stands for that plus its skid (pmu_guest.c). */
+	u64 record_armed;
 	u8 fxsave[512] __attribute__((aligned(16)));
 };
 

@@ -8,10 +8,15 @@
 #   check_sampler_agree.sh VMM PERIOD SORT MIN [vmm run options] -- PROGRAM ARGS...
 #
 # PERIOD - is record's default, 1 kHz of cycles.  At 2 kHz and more the
-# guest kernel's sampler throttles on kvm_pvm (its PMI costs ~400 us) and
-# its profile of hot drifted by 8 points; the VMM's did not.
+# guest kernel's sampler throttles on kvm_pvm (its PMI costs ~400 us).  Its
+# throttled samples were once counted as one period each, and its profile
+# of hot drifted by 8 points at 2 kHz (80.2% now), and by up to 1.8 at
+# 1 kHz on a busy host, where skids are longer.
+#
+# SAMPLER_AGREE_POINTS (default 2) is the bound, in points of share.
 set -uo pipefail
 vmm=$1 sort=$3 min=$4
+points=${SAMPLER_AGREE_POINTS:-2}
 period=()
 [ "$2" = - ] || period=(-c "$2")
 shift 4
@@ -37,7 +42,8 @@ done
 head -3 "$tmp/guest.rows" | while read -r g key; do
 	v=$(awk -v k="$key" '$2 == k {print $1; exit}' "$tmp/vmm.rows")
 	echo "$key: in guest $g%, from the VMM ${v:-0}%"
-	awk -v a="$g" -v b="${v:-0}" 'BEGIN {d = a - b; exit !(d <= 2 && d >= -2)}' ||
-		{ echo "FAIL: $key differs by more than 2 points"; exit 1; }
+	awk -v a="$g" -v b="${v:-0}" -v p="$points" \
+		'BEGIN {d = a - b; exit !(d <= p && d >= -p)}' ||
+		{ echo "FAIL: $key differs by more than $points points"; exit 1; }
 done || exit 1
 echo ok
