@@ -14,17 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(c, ...)                                                   \
-	do {                                                            \
-		if (!(c)) {                                             \
-			printf("FAIL %d: ", __LINE__);                  \
-			printf(__VA_ARGS__);                            \
-			printf("\n");                                   \
-			failures++;                                     \
-		}                                                       \
-	} while (0)
+#include "guest_check.h"
 
 int main(void)
 {

@@ -16,17 +16,7 @@
 #include <unistd.h>
 #include <utime.h>
 
-static int failures;
-
-#define CHECK(c, ...)                                                   \
-	do {                                                            \
-		if (!(c)) {                                             \
-			printf("FAIL %d: ", __LINE__);                  \
-			printf(__VA_ARGS__);                            \
-			printf("\n");                                   \
-			failures++;                                     \
-		}                                                       \
-	} while (0)
+#include "guest_check.h"
 
 static struct timespec mtime(const char *path)
 {

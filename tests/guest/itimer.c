@@ -14,16 +14,7 @@
 #include <unistd.h>
 
 static volatile int fired[3];
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("FAILED line %d: ", __LINE__);			\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		failures++;						\
-	}								\
-} while (0)
+#include "guest_check.h"
 
 static void on_signal(int sig)
 {

@@ -27,17 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			printf("FAILED %s:%d: ", __func__, __LINE__);	\
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-		}							\
-	} while (0)
+#include "guest_check.h"
 
 /* Exactly 2 * k + 2 instructions and k branches (mov, k times dec/jnz,
  * one more for the asm's input move). */
