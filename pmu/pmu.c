@@ -213,6 +213,16 @@ bool pmu_vcpu_wants_kernel_step(const struct pmu_vcpu *v)
 	return false;
 }
 
+void pmu_vcpu_kernel_step_cost(struct pmu_vcpu *v, uint64_t ticks)
+{
+	if (!v->page)
+		return;
+	if (pmu_vcpu_mode_now(v) == PMU_MODE_USR)
+		v->page->kstep_ticks_user += ticks;
+	else
+		v->page->kstep_ticks_kernel += ticks;
+}
+
 bool pmu_vcpu_kernel_step(struct pmu_vcpu *v, bool branch)
 {
 	struct pmu_source *s = v->pmu->src;

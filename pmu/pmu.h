@@ -169,6 +169,10 @@ bool pmu_vcpu_wants_kernel_step(const struct pmu_vcpu *v);
 /* Does the guest kernel single-step user code here (the published flag)? */
 bool pmu_vcpu_user_stepping(const struct pmu_vcpu *v);
 bool pmu_vcpu_kernel_step(struct pmu_vcpu *v, bool branch);
+/* The TSC ticks one such step took beyond the instruction (its exit, the
+ * VMM's time): the step source's cycles leave them out, by the mode the
+ * guest's mode clock is in (kstep_ticks_* in the vCPU page). */
+void pmu_vcpu_kernel_step_cost(struct pmu_vcpu *v, uint64_t ticks);
 
 /* Add to a virtual event the VMM counts itself (PV_EVENT_IRQS, ...). */
 void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta);

@@ -30,11 +30,15 @@ uint64_t pmu_mode_cycles(const struct pmu_vcpu *v, unsigned int mode,
 {
 	uint64_t user;
 
-	if ((mode & PMU_MODE_ALL) == PMU_MODE_ALL || !v->page)
+	if (!v->page)
 		return tsc - traps;
+	if ((mode & PMU_MODE_ALL) == PMU_MODE_ALL)
+		return tsc - traps - v->page->kstep_ticks_user -
+		       v->page->kstep_ticks_kernel;
 	/* The steal seen so far (at the last exit) is not user time. */
 	user = pv_vpmu_user_time(v->page, tsc, v->steal_ns);
-	return mode & PMU_MODE_USR ? user - traps : tsc - user;
+	return mode & PMU_MODE_USR ? user - traps - v->page->kstep_ticks_user
+				   : tsc - user - v->page->kstep_ticks_kernel;
 }
 
 uint8_t pmu_mode_read(unsigned int mode, uint8_t both)

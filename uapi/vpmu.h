@@ -302,12 +302,13 @@ enum pv_vpmu_read {
 	PV_VPMU_READ_TSC = 1,	/* Phys(t) = rdtsc */
 	PV_VPMU_READ_STEP = 2,	/* Phys(t) = sum of step.count[] in step_mask */
 	PV_VPMU_READ_TRAP = 3,	/* no direct read: rdmsr in the kernel */
-	/* Phys(t) = rdtsc - step_cost * step.traps: the step source's
-	 * cycles, its traps' cost left out */
+	/* Phys(t) = rdtsc - step_cost * step.traps - kstep_ticks_*: the
+	 * step source's cycles, its traps' cost left out */
 	PV_VPMU_READ_TSC_STEP = 4,
 	/* The mode clock (struct pv_vpmu_guest_cpu): cycles of one mode.
-	 * Phys(t) = user TSC(t) - step_cost * step.traps, and rdtsc - user
-	 * TSC(t) for the kernel's; pv_vpmu_phys() */
+	 * Phys(t) = user TSC(t) - step_cost * step.traps - kstep_ticks_user,
+	 * and rdtsc - user TSC(t) - kstep_ticks_kernel for the kernel's;
+	 * pv_vpmu_phys() */
 	PV_VPMU_READ_TSC_USER = 5,
 	PV_VPMU_READ_TSC_KERNEL = 6,
 };
@@ -480,7 +481,15 @@ struct pv_vpmu_vcpu_page {
 	uint64_t step_cache_hdr;
 	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 80 - 32 * PV_VPMU_CTR_SLOTS];
 	struct pv_vpmu_step step;
-	uint8_t reserved2[PV_VPMU_GUEST_OFFSET - PV_VPMU_STEP_OFFSET - 96];
+	/*
+	 * VMM: the TSC ticks its single steps of kernel code took (the
+	 * exits and its own time, step source counting kernel instructions),
+	 * by the mode the guest's mode clock was in: what the step source's
+	 * cycles leave out, as they leave out step.traps' cost.
+	 */
+	uint64_t kstep_ticks_user;
+	uint64_t kstep_ticks_kernel;
+	uint8_t reserved2[PV_VPMU_GUEST_OFFSET - PV_VPMU_STEP_OFFSET - 96 - 16];
 	struct pv_vpmu_guest_cpu guest;
 	uint8_t reserved3[4096 - PV_VPMU_GUEST_OFFSET - 64];
 };

@@ -118,9 +118,12 @@ pv_vpmu_phys(const volatile struct pv_vpmu_vcpu_page *vp,
 	if (read == PV_VPMU_READ_TSC)
 		return tsc;
 	if (read == PV_VPMU_READ_TSC_KERNEL)
-		return tsc - pv_vpmu_user_tsc(vp, tsc);
-	return (read == PV_VPMU_READ_TSC_USER ? pv_vpmu_user_tsc(vp, tsc) :
-		tsc) - c->step_cost * vp->step.traps;
+		return tsc - pv_vpmu_user_tsc(vp, tsc) - vp->kstep_ticks_kernel;
+	if (read == PV_VPMU_READ_TSC_USER)
+		return pv_vpmu_user_tsc(vp, tsc) -
+		       c->step_cost * vp->step.traps - vp->kstep_ticks_user;
+	return tsc - c->step_cost * vp->step.traps - vp->kstep_ticks_user -
+	       vp->kstep_ticks_kernel;
 }
 
 /*

@@ -409,12 +409,36 @@ static bool vcpu_pmu_kernel_step_count(struct vcpu *v)
 	return pmu_vcpu_kernel_step(v->pmu.pv, x86_is_branch(ic.branch));
 }
 
+/*
+ * A single step of kernel code costs its exit and return, which KVM makes
+ * in a round trip to here, on top of the instruction: 7/8 of the least
+ * round trip seen stands for that part (as the step source's user traps
+ * are costed), and a quiet step adds the VMM's own time, which pmu/ did
+ * not stop counting for (an exit it sees stops its counters).
+ */
+static void vcpu_pmu_kernel_step_exit(struct vcpu *v, uint64_t now)
+{
+	uint64_t trip = now - v->pmu.kstep_entry_tsc;
+
+	if (!v->pmu.kstep_least || trip < v->pmu.kstep_least)
+		v->pmu.kstep_least = trip;
+	pmu_vcpu_kernel_step_cost(v->pmu.pv, v->pmu.kstep_least -
+				  v->pmu.kstep_least / 8);
+	v->pmu.kstep_exit_tsc = now;
+}
+
 void vcpu_pmu_before_run(struct vcpu *v)
 {
 	if (v->pmu.kstep_quiet) {
 		/* A step exit pmu/ did not see: the vCPU stays "in guest". */
 		v->pmu.kstep_quiet = false;
 		vcpu_pmu_kernel_step_setup(v);
+		v->pmu.kstep_entry_tsc = __rdtsc();
+		if (v->pmu.kstep_exit_tsc)	/* a kernel step, not a block */
+			pmu_vcpu_kernel_step_cost(v->pmu.pv,
+						  v->pmu.kstep_entry_tsc -
+						  v->pmu.kstep_exit_tsc);
+		v->pmu.kstep_exit_tsc = 0;
 		return;
 	}
 	vcpu_pmu_exit_time(v);
@@ -427,6 +451,8 @@ void vcpu_pmu_before_run(struct vcpu *v)
 	}
 	vcpu_pmu_kernel_step_setup(v);
 	vcpu_pmu_timer_arm(v);
+	v->pmu.kstep_exit_tsc = 0;
+	v->pmu.kstep_entry_tsc = __rdtsc();
 }
 
 /* KVM steal time: the record the guest registered (PV_MSR_KVM_STEAL_TIME). */
@@ -475,6 +501,8 @@ void vcpu_pmu_after_run(struct vcpu *v)
 		why = PMU_EXIT_HLT;
 		break;
 	case KVM_EXIT_DEBUG:
+		if (v->pmu.kstep && v->pmu.kstep_cpl0)
+			vcpu_pmu_kernel_step_exit(v, __rdtsc());
 		if (v->pmu.kstep && !vcpu_pmu_kernel_step_count(v)) {
 			v->pmu.kstep_quiet = true;
 			return;

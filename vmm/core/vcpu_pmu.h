@@ -33,6 +33,9 @@ struct vcpu_pmu {
 	bool kstep_quiet;		/* the last exit was a step pmu/ skipped */
 	bool kstep_failed;		/* KVM refused single-stepping */
 	uint64_t kstep_rip;
+	/* A step's cost (pmu_vcpu_kernel_step_cost()): KVM_RUN's entry and
+	 * a quiet step's exit, and the least round trip of one step seen. */
+	uint64_t kstep_entry_tsc, kstep_exit_tsc, kstep_least;
 	int64_t step_account;		/* PV_HC_STEP_ACCOUNT's result */
 };
 

@@ -98,6 +98,46 @@ static void test_mode_clock(void **state)
 }
 
 /*
+ * The step source's cycles leave out what the VMM's single steps of kernel
+ * code cost (pmu_vcpu_kernel_step_cost()), from the mode the guest's clock
+ * was in when they were taken: a step before the entry stamp was counted
+ * as user time.  The VMM's reads and the guest's agree.
+ */
+static void test_mode_clock_kernel_steps(void **state)
+{
+	struct fx *f = fx_new("step", "offset", true);
+	struct pv_vpmu_vcpu_page *p = f->page[0];
+	const uint64_t usr = PV_EVTSEL_USR | PV_EVTSEL_EN;
+	const uint64_t os = PV_EVTSEL_OS | PV_EVTSEL_EN;
+
+	(void)state;
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0, evtsel(PV_EVENT_CYCLES, usr));
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 1, evtsel(PV_EVENT_CYCLES, os));
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 2,
+		 evtsel(PV_EVENT_CYCLES, EVT_ALL));
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 7);
+	f->tsc = 100;
+	pmu_vcpu_enter(f->v);
+	p->guest.clock_on = 1;
+	guest_return(p, 400, 0);
+	pmu_vcpu_kernel_step_cost(f->v, 50);	/* stepped in "user" mode */
+	guest_entry(p, 1000, 0);
+	pmu_vcpu_kernel_step_cost(f->v, 200);
+	assert_int_equal(p->kstep_ticks_user, 50);
+	assert_int_equal(p->kstep_ticks_kernel, 200);
+	f->tsc = 1500;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_int_equal(pmu_vcpu_counter(f->v, 0), 600 - 50);
+	assert_int_equal(pmu_vcpu_counter(f->v, 1), 300 + 500 - 200);
+	assert_int_equal(pmu_vcpu_counter(f->v, 2), 1400 - 250);
+	pmu_vcpu_enter(f->v);
+	assert_int_equal(pmu_guest_phys_star(p, 0, 1600), 550);
+	assert_int_equal(pmu_guest_phys_star(p, 1, 1600), 700);
+	assert_int_equal(pmu_guest_phys_star(p, 2, 1600), 1250);
+	fx_free(f);
+}
+
+/*
  * An interrupting counter of user cycles arms the host timer where it
  * could overflow at the soonest: from user mode, as if all time from now
  * were user time; from kernel mode, no sooner than 1 ms (tsc_khz ticks).
@@ -156,6 +196,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mode_clock),
+		cmocka_unit_test(test_mode_clock_kernel_steps),
 		cmocka_unit_test(test_mode_clock_timer),
 		cmocka_unit_test(test_mode_clock_garbage),
 	};
