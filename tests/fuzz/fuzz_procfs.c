@@ -22,13 +22,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct procfs_map maps[] = {
-		{ 0x400000, 0x401000, 5 }, { 0x600000, 0x800000, 3 },
-		{ 0x7fffff800000, 0x800000000000, 3 },
+		{ .start = 0x400000, .end = 0x401000, .prot = 5 },
+		{ .start = 0x600000, .end = 0x800000, .prot = 3 },
+		{ .start = 0x7f0000000000, .end = 0x7f0000010000, .prot = 5,
+		  .path = "/lib/libc.so.6", .off = 0x1000, .ino = 9 },
+		{ .start = 0x7fffff800000, .end = 0x800000000000, .prot = 3 },
 	};
 	struct procfs_proc p = {
 		.pid = 7, .ppid = 1, .nthreads = 2, .comm = "fuzz",
 		.exe = "/bin/fuzz", .exe_ino = 3, .brk_start = 0x600000,
-		.brk = 0x800000, .maps = maps, .nmaps = 3,
+		.brk = 0x800000, .maps = maps, .nmaps = 4,
 	};
 	static const char *const prefix[] = {
 		"", "/proc/", "/sys/devices/system/cpu/",
