@@ -420,6 +420,13 @@ static bool event_keeps_counter(const struct perf_event *e)
 	return e->period || e->in_place || e->inherit;
 }
 
+/* Does s of l's group count now, on a counter of its own? */
+static bool event_wants_counter(const struct perf_event *l,
+				const struct perf_event *s)
+{
+	return l->enabled && s->enabled && !s->sw && !s->absent;
+}
+
 static void slot_release(struct task *t, struct perf_event *e)
 {
 	t->perf[e->idx] = NULL;
@@ -445,7 +452,7 @@ static void group_schedule(struct perf_event *l)
 	if (!t || !t->tpage)
 		return;
 	for (struct perf_event *s = l; s; s = s->sibling) {
-		bool want = l->enabled && s->enabled && !s->sw && !s->absent;
+		bool want = event_wants_counter(l, s);
 
 		if (!want && s->idx >= 0 && !event_keeps_counter(s)) {
 			slot_release(t, s);
@@ -459,8 +466,7 @@ static void group_schedule(struct perf_event *l)
 		nfree += !(t->tpage->global_ctrl & (1ull << i));
 	if (need && nfree >= need) {
 		for (struct perf_event *s = l; s && nfree; s = s->sibling)
-			if (l->enabled && s->enabled && !s->sw && !s->absent &&
-			    s->idx < 0) {
+			if (event_wants_counter(l, s) && s->idx < 0) {
 				s->idx = slot_find(t);
 				slot_program(t, s);
 				need--, nfree--;
@@ -546,7 +552,7 @@ static int group_hw_count(const struct perf_event *leader)
 	int n = 0;
 
 	for (const struct perf_event *s = leader; s; s = s->sibling)
-		n += s->absent ? PV_VPMU_NR_GP + 1 : !s->sw;
+		n += !s->sw;
 	return n;
 }
 
@@ -653,8 +659,10 @@ static int group_join(struct task *t, u64 group, struct perf_event *e)
 	if (l->leader != l || l->owner != t)
 		return -EINVAL;
 	/* A group is scheduled whole: it must fit the counters, and an
-	 * event no counter takes fits nowhere (Linux's validate_group()). */
-	if (!e->sw && (e->absent || group_hw_count(l) + 1 > PV_VPMU_NR_GP))
+	 * event no counter takes fits nowhere (Linux's validate_group()).
+	 * Only a leader can be one: no group takes one as a sibling. */
+	if (!e->sw && (e->absent || l->absent ||
+		       group_hw_count(l) + 1 > PV_VPMU_NR_GP))
 		return -EINVAL;
 	for (last = l; last->sibling; last = last->sibling)
 		;
@@ -800,10 +808,8 @@ void perf_event_rotate(struct task *t)
 		event_sync(out);
 		out->live = false;
 		slot = out->idx;
-		out->idx = -1;
-		t->perf[slot] = NULL;
+		slot_release(t, out);
 		event_page_update(out);
-		t->tpage->global_ctrl &= ~(1ull << slot);
 		for (pp = &t->perf_list; *pp != out; pp = &(*pp)->task_next)
 			;
 		*pp = out->task_next;
