@@ -1077,7 +1077,13 @@ static void mm_protect_pte(u64 *e, u32 prot, u64 va)
 }
 
 /* Give [addr, end) protection prot in the VMA list, splitting VMAs. */
-static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot)
+/*
+ * [addr, end), which must be mapped, with protection prot and file index
+ * file, each unless -1: the VMAs are split at its ends and merge with
+ * neighbours that match (vma_add()).  mprotect and the naming of a file
+ * mapping (mm_label_file()).
+ */
+static int vma_change(struct mm *mm, u64 addr, u64 end, int prot, int file)
 {
 	for (u64 va = addr; va < end;) {
 		struct vma *v = vma_find(mm, va), old;
@@ -1088,10 +1094,14 @@ static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot)
 		old = *v;
 		if (old.end > end)
 			old.end = end;
-		if (old.prot != prot) {
+		if ((prot >= 0 && old.prot != prot) ||
+		    (file >= 0 && old.file != file)) {
 			vma_remove(mm, va, old.end);
 			old.start = va;
-			old.prot = prot;
+			if (prot >= 0)
+				old.prot = (u8)prot;
+			if (file >= 0)
+				old.file = (u8)file;
 			old.pad = 0;
 			err = vma_add(mm, &old);
 			if (err)
@@ -1100,6 +1110,11 @@ static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot)
 		va = old.end;
 	}
 	return 0;
+}
+
+static int vma_protect(struct mm *mm, u64 addr, u64 end, u32 prot)
+{
+	return vma_change(mm, addr, end, (int)prot, -1);
 }
 
 /* The files table entry of (ino, va_base), made if new; 0 when full. */
@@ -1126,34 +1141,17 @@ static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base)
 }
 
 /*
- * Name [va, end) in /proc/PID/maps as ino's bytes from off: the VMAs are
- * split at its ends, as an mprotect splits them (vma_protect()), and
- * merge only with pieces of the same file at the same base.
+ * Name [va, end) in /proc/PID/maps as ino's bytes from off: split and
+ * merged as an mprotect would (vma_change()), so only pieces of the same
+ * file at the same base merge.
  */
 void mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
 		   u64 off)
 {
-	u64 end = va + ALIGN_UP(len, PAGE_SIZE);
 	u8 file = mm_file_entry(mm, ino, va - off);
 
-	while (file && va < end) {
-		struct vma *v = vma_find(mm, va), old;
-
-		if (!v)
-			return;
-		old = *v;
-		if (old.end > end)
-			old.end = end;
-		if (old.file != file) {
-			vma_remove(mm, va, old.end);
-			old.start = va;
-			old.file = file;
-			old.pad = 0;
-			if (vma_add(mm, &old))
-				return;
-		}
-		va = old.end;
-	}
+	if (file)
+		vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
 }
 
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
