@@ -1173,7 +1173,14 @@ SYSCALL(fchown)
 #define UTIME_NOW	((1l << 30) - 1)
 #define UTIME_OMIT	((1l << 30) - 2)
 
-/* The modification time of times[1] (sec, nsec), as utimensat takes it. */
+/* A timespec's nsec as utimensat takes it: a time or UTIME_NOW/_OMIT. */
+static bool utime_nsec_ok(s64 nsec)
+{
+	return nsec == UTIME_NOW || nsec == UTIME_OMIT ||
+	       (u64)nsec < 1000000000u;
+}
+
+/* The modification time of ts (sec, nsec), its nsec utime_nsec_ok(). */
 static int mtime_set(struct inode *n, const s64 *ts)
 {
 	if (ts[1] == UTIME_OMIT)
@@ -1182,7 +1189,7 @@ static int mtime_set(struct inode *n, const s64 *ts)
 		n->mtime_tsc = vfs_clock();
 		return 0;
 	}
-	if ((u64)ts[1] >= 1000000000u || ts[0] < 0)
+	if (ts[0] < 0)
 		return -EINVAL;	/* times before 1970: not kept here */
 	n->mtime_tsc = 0;
 	n->mtime_ns = (u64)ts[0] * 1000000000u + (u64)ts[1];
@@ -1202,10 +1209,7 @@ SYSCALL(utimensat)
 	if (a2 && (!user_range_ok(a2, sizeof(ts)) ||
 		   copy_from_user(ts, (void *)a2, sizeof(ts))))
 		return -EFAULT;
-	if ((ts[1] != UTIME_NOW && ts[1] != UTIME_OMIT &&
-	     (u64)ts[1] >= 1000000000u) ||
-	    (ts[3] != UTIME_NOW && ts[3] != UTIME_OMIT &&
-	     (u64)ts[3] >= 1000000000u))
+	if (!utime_nsec_ok(ts[1]) || !utime_nsec_ok(ts[3]))
 		return -EINVAL;
 	err = attr_target(a0, a1, true, &n);
 	return err ? err : mtime_set(n, ts + 2);
