@@ -574,60 +574,75 @@ static void put_statm(struct tbuf *b, const struct procfs_proc *p)
  * clear), by the names PAPI's own tables use for them, so
  * PAPI_query_event() says no to the others, as on a PMU without them.
  */
+/* One block of the table: the CPUs as libpfm4 names them, and the events
+ * that are PAPI_TOT_CYC, _TOT_INS, _REF_CYC and _BR_INS there (NULL:
+ * none), in the order of papi_preset[]. */
+struct papi_block {
+	const char *const *cpus;	/* NULL-terminated */
+	const char *ev[4];
+};
+
+static void put_papi_block(struct tbuf *b, const struct procfs_cpu *c,
+			   const struct papi_block *blk)
+{
+	/* each preset's architectural event, CPUID.0AH:EBX bit */
+	static const struct { u8 bit; const char *name; } papi_preset[4] = {
+		{ 0, "PAPI_TOT_CYC" }, { 1, "PAPI_TOT_INS" },
+		{ 2, "PAPI_REF_CYC" }, { 5, "PAPI_BR_INS" },
+	};
+
+	for (const char *const *cpu = blk->cpus; *cpu; cpu++) {
+		put_s(b, "CPU,");
+		put_s(b, *cpu);
+		put_c(b, '\n');
+	}
+	for (u32 e = 0; e < 4; e++) {
+		if ((c->la[1] >> papi_preset[e].bit) & 1 || !blk->ev[e])
+			continue;
+		put_s(b, "PRESET,");
+		put_s(b, papi_preset[e].name);
+		put_s(b, ",NOT_DERIVED,");
+		put_s(b, blk->ev[e]);
+		put_c(b, '\n');
+	}
+}
+
 static void put_papi_csv(struct tbuf *b, const struct procfs_cpu *c)
 {
-	static const char *const amd_cpus[] = {
+	static const char *const skl[] = { "skl", NULL };
+	static const char *const amd_k7_to_fam16h[] = {
 		"amd64_k7", "amd64_k8_revb", "amd64_k8_revc", "amd64_k8_revd",
 		"amd64_k8_reve", "amd64_k8_revf", "amd64_k8_revg",
 		"amd64_fam10h_barcelona", "amd64_fam10h_shanghai",
 		"amd64_fam10h_istanbul", "amd64_fam11h_turion",
 		"amd64_fam12h_llano", "amd64_fam14h_bobcat",
 		"amd64_fam15h_interlagos", "amd64_fam16h", NULL,
-		/* CYCLES_NOT_IN_HALT from here on */
+	};
+	static const char *const amd_zen[] = {
 		"amd64_fam17h", "amd64_fam17h_zen1", "amd64_fam17h_zen2",
 		"amd64_fam19h_zen3", "amd64_fam19h_zen4", "amd64_fam1ah_zen5",
 		NULL,
 	};
-	/* CPUID.0AH:EBX bit, preset, Intel's name, AMD's (NULL: none) */
-	static const struct {
-		u8 bit;
-		const char *preset, *intel, *amd;
-	} ev[] = {
-		{ 0, "PAPI_TOT_CYC", "CPU_CLK_THREAD_UNHALTED:THREAD_P", "" },
-		{ 1, "PAPI_TOT_INS", "INST_RETIRED:ANY_P",
-		  "RETIRED_INSTRUCTIONS" },
-		{ 2, "PAPI_REF_CYC", "UNHALTED_REFERENCE_CYCLES", NULL },
-		{ 5, "PAPI_BR_INS", "BR_INST_RETIRED:ALL_BRANCHES",
-		  "RETIRED_BRANCH_INSTRUCTIONS" },
+	static const struct papi_block intel = {
+		skl, { "CPU_CLK_THREAD_UNHALTED:THREAD_P", "INST_RETIRED:ANY_P",
+		       "UNHALTED_REFERENCE_CYCLES",
+		       "BR_INST_RETIRED:ALL_BRANCHES" },
 	};
-	bool amd = c->l0[1] == 0x68747541;	/* "Auth" */
-	u32 i = 0;
+	/* AMD has no reference cycles; its cycles' name changed at Zen */
+	static const struct papi_block amd[2] = {
+		{ amd_k7_to_fam16h, { "CPU_CLK_UNHALTED", "RETIRED_INSTRUCTIONS",
+				      NULL, "RETIRED_BRANCH_INSTRUCTIONS" } },
+		{ amd_zen, { "CYCLES_NOT_IN_HALT", "RETIRED_INSTRUCTIONS", NULL,
+			     "RETIRED_BRANCH_INSTRUCTIONS" } },
+	};
 
 	put_s(b, "# perfvisor: the presets of the events the virtual PMU "
 	      "counts\n");
-	for (int group = 0; group < (amd ? 2 : 1); group++) {
-		if (!amd)
-			put_s(b, "CPU,skl\n");
-		for (; amd && amd_cpus[i]; i++) {
-			put_s(b, "CPU,");
-			put_s(b, amd_cpus[i]);
-			put_c(b, '\n');
-		}
-		i++;
-		for (u32 e = 0; e < sizeof(ev) / sizeof(ev[0]); e++) {
-			const char *name = amd ? ev[e].amd : ev[e].intel;
-
-			if ((c->la[1] >> ev[e].bit) & 1 || !name)
-				continue;
-			if (!*name)
-				name = group ? "CYCLES_NOT_IN_HALT"
-					     : "CPU_CLK_UNHALTED";
-			put_s(b, "PRESET,");
-			put_s(b, ev[e].preset);
-			put_s(b, ",NOT_DERIVED,");
-			put_s(b, name);
-			put_c(b, '\n');
-		}
+	if (c->l0[1] == 0x68747541) {		/* "Auth" */
+		put_papi_block(b, c, &amd[0]);
+		put_papi_block(b, c, &amd[1]);
+	} else {
+		put_papi_block(b, c, &intel);
 	}
 }
 
