@@ -29,19 +29,26 @@ static void guest_return(struct pv_vpmu_vcpu_page *p, uint64_t tsc,
 	g->in_user = 1;
 }
 
-static void test_mode_clock(void **state)
+/* Counters 0, 1, 2: cycles of user mode, of kernel mode, of both. */
+static void cycles_by_mode(struct fx *f)
 {
-	struct fx *f = fx_new("tsc", "offset", true);
-	struct pv_vpmu_vcpu_page *p = f->page[0];
 	const uint64_t usr = PV_EVTSEL_USR | PV_EVTSEL_EN;
 	const uint64_t os = PV_EVTSEL_OS | PV_EVTSEL_EN;
 
-	(void)state;
 	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0, evtsel(PV_EVENT_CYCLES, usr));
 	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 1, evtsel(PV_EVENT_CYCLES, os));
 	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 2,
 		 evtsel(PV_EVENT_CYCLES, EVT_ALL));
 	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 7);
+}
+
+static void test_mode_clock(void **state)
+{
+	struct fx *f = fx_new("tsc", "offset", true);
+	struct pv_vpmu_vcpu_page *p = f->page[0];
+
+	(void)state;
+	cycles_by_mode(f);
 	f->tsc = 100;
 	pmu_vcpu_enter(f->v);
 	assert_int_equal(p->ctr[0].read, PV_VPMU_READ_TSC_USER);
@@ -107,15 +114,9 @@ static void test_mode_clock_kernel_steps(void **state)
 {
 	struct fx *f = fx_new("step", "offset", true);
 	struct pv_vpmu_vcpu_page *p = f->page[0];
-	const uint64_t usr = PV_EVTSEL_USR | PV_EVTSEL_EN;
-	const uint64_t os = PV_EVTSEL_OS | PV_EVTSEL_EN;
 
 	(void)state;
-	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0, evtsel(PV_EVENT_CYCLES, usr));
-	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 1, evtsel(PV_EVENT_CYCLES, os));
-	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 2,
-		 evtsel(PV_EVENT_CYCLES, EVT_ALL));
-	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 7);
+	cycles_by_mode(f);
 	f->tsc = 100;
 	pmu_vcpu_enter(f->v);
 	p->guest.clock_on = 1;
