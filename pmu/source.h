@@ -101,6 +101,13 @@ extern const struct pmu_source_ops pmu_source_virt;
 uint64_t pmu_mode_cycles(const struct pmu_vcpu *v, unsigned int mode,
 			 uint64_t tsc, uint64_t traps);
 uint8_t pmu_mode_read(unsigned int mode, uint8_t both);
+/* The TSC at which a host timer should look whether a cycles counter of
+ * mode, at count now, has reached deadline (both in its Phys units). */
+uint64_t pmu_cycles_timer(const struct pmu_source *s, const struct pmu_vcpu *v,
+			  unsigned int mode, uint64_t deadline, uint64_t count);
+/* The earliest of the armed deadline[PMU_NR] into *tsc; false: none. */
+bool pmu_timer_earliest(const uint64_t *deadline, const bool *armed,
+			uint64_t *tsc);
 /* The mode v's guest is in by its mode clock (PMU_MODE_OS when off). */
 unsigned int pmu_vcpu_mode_now(const struct pmu_vcpu *v);
 

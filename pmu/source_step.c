@@ -46,6 +46,9 @@ struct step_vcpu {
 	uint64_t cal_tsc, cal_steps, cal_steal_ns;
 	bool cal_valid;
 	uint64_t cal_deadline;		/* user steps: exit to measure */
+	/* cycles counters: the TSC of the host timer's next look */
+	uint64_t timer[PMU_NR];
+	bool timed[PMU_NR];
 };
 
 struct step_source {
@@ -218,9 +221,13 @@ static void step_arm(struct pmu_source *s, struct pmu_vcpu *v,
 {
 	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
 
-	/* A cycles overflow is seen at the next exit, like an unarmed one. */
-	if (step_is_cycles(event))
+	/* A cycles overflow no exit would announce: the host timer's. */
+	if (step_is_cycles(event)) {
+		sv->timer[idx] = pmu_cycles_timer(s, v, mode, deadline,
+						  step_cycles(s, v, mode));
+		sv->timed[idx] = true;
 		return;
+	}
 	sv->deadline[idx] = deadline;
 	sv->mask[idx] = step_mask(event, mode);
 	sv->armed[idx] = true;
@@ -233,7 +240,16 @@ static void step_disarm(struct pmu_source *s, struct pmu_vcpu *v,
 	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
 
 	sv->armed[idx] = false;
+	sv->timed[idx] = false;
 	step_publish_deadlines(v, sv);
+}
+
+static bool step_timer_deadline(struct pmu_source *s, struct pmu_vcpu *v,
+				uint64_t *tsc)
+{
+	struct step_vcpu *sv = &to_step(s)->vcpus[pmu_vcpu_id(v)];
+
+	return pmu_timer_earliest(sv->timer, sv->timed, tsc);
 }
 
 static bool step_kernel_step(struct pmu_source *s, struct pmu_vcpu *v,
@@ -356,4 +372,5 @@ const struct pmu_source_ops pmu_source_step = {
 	.kernel_step = step_kernel_step,
 	.vcpu_enter = step_vcpu_enter,
 	.step_cost = step_cost,
+	.timer_deadline = step_timer_deadline,
 };

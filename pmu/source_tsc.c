@@ -80,22 +80,9 @@ static void tsc_arm(struct pmu_source *s, struct pmu_vcpu *v, unsigned int idx,
 		    uint16_t event, unsigned int mode, uint64_t deadline)
 {
 	struct tsc_vcpu *tv = &to_tsc(s)->vcpus[pmu_vcpu_id(v)];
-	uint64_t now = s->pmu->clock.tsc(s->pmu->clock.arg);
-	/* Up to 2^48 ahead, so not pv_vpmu_delta(), which masks it. */
-	uint64_t dist = deadline - tsc_read(s, v, event, mode);
 
-	/* Cycles of one mode reach the deadline no sooner than if all the
-	 * time from now were theirs: the timer fires then, and the exit
-	 * re-arms with what is left.  Not in their mode now, they wait for
-	 * the guest to go back to it, which no exit announces: no sooner
-	 * than 1 ms, or a short period's kicks (each an exit, ~100 us on
-	 * kvm_pvm) outran the emulated kernel code they interrupt. */
-	if ((int64_t)dist < 0)
-		dist = 0;
-	if ((mode & PMU_MODE_ALL) != PMU_MODE_ALL &&
-	    !(mode & pmu_vcpu_mode_now(v)) && dist < s->pmu->tsc_khz)
-		dist = s->pmu->tsc_khz;
-	tv->deadline[idx] = now + dist;
+	tv->deadline[idx] = pmu_cycles_timer(s, v, mode, deadline,
+					     tsc_read(s, v, event, mode));
 	tv->armed[idx] = true;
 }
 
@@ -109,15 +96,8 @@ static bool tsc_timer_deadline(struct pmu_source *s, struct pmu_vcpu *v,
 			       uint64_t *tsc)
 {
 	struct tsc_vcpu *tv = &to_tsc(s)->vcpus[pmu_vcpu_id(v)];
-	bool any = false;
 
-	for (unsigned int i = 0; i < PMU_NR; i++) {
-		if (tv->armed[i] && (!any || tv->deadline[i] < *tsc)) {
-			*tsc = tv->deadline[i];
-			any = true;
-		}
-	}
-	return any;
+	return pmu_timer_earliest(tv->deadline, tv->armed, tsc);
 }
 
 const struct pmu_source_ops pmu_source_tsc = {

@@ -235,6 +235,43 @@ static void test_step_cycles_compensated(void **state)
 	fx_free(f);
 }
 
+/*
+ * A cycles overflow under the step source has a host timer too: no exit
+ * announces it while user code runs from the code cache.  Its cycles
+ * never outrun the TSC, so the timer looks no later than the TSC could
+ * reach the deadline, and the exit it causes re-arms with what is left.
+ */
+static void test_step_cycles_timer(void **state)
+{
+	struct fx *f = fx_new("step", "offset", true);
+	struct pv_vpmu_step *st = &f->page[0]->step;
+	uint64_t dl = 0;
+
+	(void)state;
+	f->tsc = 5000;
+	enable_pmc0(f->v, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT);
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-1000);
+	assert_false(pmu_vcpu_timer_deadline(f->v, &dl));
+	pmu_vcpu_enter(f->v);
+	assert_true(pmu_vcpu_timer_deadline(f->v, &dl));
+	assert_int_equal(dl, 6000);
+	/* An earlier exit, 100 steps in: no overflow, the same look. */
+	st->count[PV_STEP_USER_INSNS] = st->traps = 100;
+	f->tsc = 5600;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_false(pmu_vcpu_enter(f->v));
+	assert_true(pmu_vcpu_timer_deadline(f->v, &dl));
+	assert_int_equal(dl, 6000);
+	/* The timer's exit finds the overflow: a PMI. */
+	f->tsc = 6000;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_true(pmu_vcpu_enter(f->v));
+	/* Disabled, no timer. */
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	assert_false(pmu_vcpu_timer_deadline(f->v, &dl));
+	fx_free(f);
+}
+
 /* CPL0 stepping overflows exactly too: the 5th kernel instruction. */
 static void test_step_kernel_deadline_exact(void **state)
 {
@@ -392,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_step_deadline_exact),
 		cmocka_unit_test(test_step_kernel_deadline_exact),
 		cmocka_unit_test(test_step_cycles_compensated),
+		cmocka_unit_test(test_step_cycles_timer),
 		cmocka_unit_test(test_perf_task_clock),
 		cmocka_unit_test(test_virtual_events),
 	};
