@@ -274,13 +274,20 @@ static u64 mode_clock_steal(void)
 static void mode_clock_entry(struct pv_vpmu_vcpu_page *vp)
 {
 	struct pv_vpmu_guest_cpu *g = &vp->guest;
-	u64 steal;
+	u64 steal, tsc, trip;
 
 	mode_clock_start(vp);
 	g->entries++;
 	if (g->in_user) {
+		tsc = rdtsc();
 		steal = mode_clock_steal();
-		g->user_tsc += pv_vpmu_user_stretch(vp, rdtsc(),
+		/* The trip since the return stamp; a stolen one says
+		 * nothing of what a trip costs. */
+		trip = tsc - (g->user_tsc - g->user_base - g->trip_cost);
+		if (steal == g->steal_mark &&
+		    (trip < g->trip_min || !g->trip_min))
+			g->trip_min = trip;
+		g->user_tsc += pv_vpmu_user_stretch(vp, tsc,
 						    steal - g->steal_mark);
 		g->steal_mark = steal;
 		g->in_user = 0;
@@ -294,7 +301,11 @@ static void mode_clock_return(struct pv_vpmu_vcpu_page *vp)
 	mode_clock_start(vp);
 	if (!g->in_user) {
 		g->steal_mark = mode_clock_steal();
-		g->user_base = g->user_tsc - rdtsc();
+		/* Start late by the least trip: the part of every trip the
+		 * stamps cannot see.  Stepping, each trap pays its own
+		 * (step_cost), and its trips would pay twice. */
+		g->trip_cost = vp->step.enable & 1 ? 0 : g->trip_min;
+		g->user_base = g->user_tsc - rdtsc() - g->trip_cost;
 		g->in_user = 1;
 	}
 }

@@ -429,6 +429,14 @@ struct pv_vpmu_guest_cpu {
 	 * Host steal is not user time: each entry leaves out what KVM's
 	 * steal record gained since steal_mark, its value at the last
 	 * stamp; the VMM leaves out the same up to its latest look at it.
+	 *
+	 * Neither is the trip between the stamps and user code (the host's
+	 * switches, the entry and exit code around the stamps; ~100 us a
+	 * system call on kvm_pvm): trip_min is the least TSC from a return
+	 * stamp to the next entry stamp this vCPU has taken with no steal,
+	 * and each return starts the clock trip_cost = trip_min ticks late
+	 * (0 while the step source steps, whose traps have their own cost),
+	 * so a reader never sees it run ahead and never go back.
 	 */
 	uint32_t clock_on;
 	uint32_t in_user;
@@ -436,7 +444,8 @@ struct pv_vpmu_guest_cpu {
 	uint64_t user_base;
 	uint64_t entries;
 	uint64_t steal_mark;	/* ns, struct pv_steal_record.steal */
-	uint64_t reserved[2];	/* zero: room for later guest-side state */
+	uint64_t trip_min;	/* TSC ticks; 0 until the first trip */
+	uint64_t trip_cost;	/* TSC ticks the last return started late */
 };
 
 /*
