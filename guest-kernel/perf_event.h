@@ -75,4 +75,12 @@ void perf_event_task_exit(struct task *t);
 u32 perf_event_private_slots(const struct task *parent);
 u64 perf_config_id(const struct pv_vpmu_thread_page *tp);
 
+/*
+ * A PERF_TYPE_HARDWARE, _HW_CACHE or _RAW config as the virtual PMU's
+ * event select and umask in *ev (perf_event_map.c): 0, an errno where
+ * Linux refuses it, or EVENT_ABSENT for an encoding no counter counts.
+ */
+#define EVENT_ABSENT	1
+int perf_event_map(u32 type, u64 config, u16 *ev);
+
 #endif
