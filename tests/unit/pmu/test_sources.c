@@ -50,12 +50,15 @@ static void test_tsc_cannot_count_instructions(void **state)
 	fx_free(f);
 }
 
-static void test_tsc_timer_deadline(void **state)
+/*
+ * An interrupting cycles counter of source src 1000 before its overflow
+ * at TSC 5000: no host timer before the vCPU enters, then one at 6000.
+ */
+static struct fx *cycles_timer_fx(const char *src)
 {
-	struct fx *f = fx_new("tsc", "offset", true);
+	struct fx *f = fx_new(src, "offset", true);
 	uint64_t dl = 0;
 
-	(void)state;
 	f->tsc = 5000;
 	enable_pmc0(f->v, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT);
 	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-1000);
@@ -63,6 +66,15 @@ static void test_tsc_timer_deadline(void **state)
 	pmu_vcpu_enter(f->v);
 	assert_true(pmu_vcpu_timer_deadline(f->v, &dl));
 	assert_int_equal(dl, 6000);
+	return f;
+}
+
+static void test_tsc_timer_deadline(void **state)
+{
+	struct fx *f = cycles_timer_fx("tsc");
+	uint64_t dl = 0;
+
+	(void)state;
 	/* The VMM's timer fires: the exit at the deadline sees it. */
 	f->tsc = 6000;
 	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
@@ -243,18 +255,11 @@ static void test_step_cycles_compensated(void **state)
  */
 static void test_step_cycles_timer(void **state)
 {
-	struct fx *f = fx_new("step", "offset", true);
+	struct fx *f = cycles_timer_fx("step");
 	struct pv_vpmu_step *st = &f->page[0]->step;
 	uint64_t dl = 0;
 
 	(void)state;
-	f->tsc = 5000;
-	enable_pmc0(f->v, PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT);
-	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-1000);
-	assert_false(pmu_vcpu_timer_deadline(f->v, &dl));
-	pmu_vcpu_enter(f->v);
-	assert_true(pmu_vcpu_timer_deadline(f->v, &dl));
-	assert_int_equal(dl, 6000);
 	/* An earlier exit, 100 steps in: no overflow, the same look. */
 	st->count[PV_STEP_USER_INSNS] = st->traps = 100;
 	f->tsc = 5600;
