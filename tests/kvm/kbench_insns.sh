@@ -108,8 +108,17 @@ if [ -n "${unc[yield]:-}" ]; then
 fi
 # A program that samples itself (perf_event_open, cycles:u into its mmap
 # ring, as PAPI's overflow and profil do): what each virtual PMI costs the
-# kernel, uncounted under the tsc source, where the host reports emulated
-# instructions.
+# kernel, counted (the step source: its cycles overflow by the host timer,
+# whose kick must not be lost among the stepped kernel instructions'
+# exits, or the program spins for ever) and uncounted under the tsc
+# source, where the host reports emulated instructions.
+ka=$(kcount pmi 0) kb=$(kcount pmi $K)
+if [ -z "$ka" ] || [ -z "$kb" ] || [ "$kb" -le "$ka" ]; then
+	echo "FAIL: pmi: no instructions:k count, or none more for $K PMIs ('$ka', '$kb')"
+	status=1
+else
+	echo "pmi: $(( (kb - ka) / K )) kernel instructions per PMI (runs of 0 and $K: $ka, $kb)"
+fi
 pa=$(kemul pmi 0) pb=$(kemul pmi $K)
 if [ -n "$pa" ] && [ -n "$pb" ] && [ "$pb" -gt "$pa" ]; then
 	echo "pmi: $(( (pb - pa) / K )) emulated instructions per PMI" \

@@ -221,6 +221,7 @@ static void vcpu_pmu_timer_arm(struct vcpu *v)
 	its.it_value.tv_nsec = ns % 1000000000 ? ns % 1000000000 : 1;
 	timer_settime(v->pmu.timer, 0, &its, NULL);
 	v->pmu.timer_armed = true;
+	v->pmu.timer_tsc = dl;
 }
 
 /* The mode at this exit: a signal finds a vCPU in HLT at CPL0, halted. */
@@ -427,8 +428,32 @@ static void vcpu_pmu_kernel_step_exit(struct vcpu *v, uint64_t now)
 	v->pmu.kstep_exit_tsc = now;
 }
 
+static void vcpu_pmu_steal(struct vcpu *v);
+
+/*
+ * The host timer's deadline has passed.  Its kick interrupts KVM_RUN only
+ * if it lands in one: one that lands while the VMM handles an exit is
+ * dropped (vcpu_thread() clears immediate_exit), and when that exit is a
+ * quiet one (a stepped kernel instruction, a block trap), nothing re-arms
+ * the timer: a program spinning in user mode for its cycles overflow
+ * waited for ever (`vmm stat -e instructions:k` of PAPI's overflow tests).
+ */
+static bool vcpu_pmu_timer_due(const struct vcpu *v)
+{
+	return v->pmu.timer_armed &&
+	       (int64_t)(__rdtsc() - v->pmu.timer_tsc) >= 0;
+}
+
 void vcpu_pmu_before_run(struct vcpu *v)
 {
+	if (v->pmu.kstep_quiet && vcpu_pmu_timer_due(v)) {
+		/* pmu/ sees this exit after all: the overflow check, and
+		 * the timer armed again below. */
+		v->pmu.kstep_quiet = false;
+		v->pmu.exit_tsc = __rdtsc();
+		pmu_vcpu_exit(v->pmu.pv, PMU_EXIT_OTHER);
+		vcpu_pmu_steal(v);
+	}
 	if (v->pmu.kstep_quiet) {
 		/* A step exit pmu/ did not see: the vCPU stays "in guest". */
 		v->pmu.kstep_quiet = false;

@@ -25,6 +25,7 @@ struct vcpu_pmu {
 	uint64_t steal_seen;		/* KVM steal time reported so far, ns */
 	timer_t timer;			/* tsc source overflow deadline */
 	bool timer_made, timer_armed;
+	uint64_t timer_tsc;		/* the armed timer's TSC deadline */
 	uint64_t exit_tsc;		/* record -a: when the last exit began */
 	/* step source, CPL0: KVM_GUESTDBG_SINGLESTEP is on, and where the
 	 * instruction the next KVM_EXIT_DEBUG retires began. */
