@@ -428,32 +428,8 @@ static void vcpu_pmu_kernel_step_exit(struct vcpu *v, uint64_t now)
 	v->pmu.kstep_exit_tsc = now;
 }
 
-static void vcpu_pmu_steal(struct vcpu *v);
-
-/*
- * The host timer's deadline has passed.  Its kick interrupts KVM_RUN only
- * if it lands in one: one that lands while the VMM handles an exit is
- * dropped (vcpu_thread() clears immediate_exit), and when that exit is a
- * quiet one (a stepped kernel instruction, a block trap), nothing re-arms
- * the timer: a program spinning in user mode for its cycles overflow
- * waited for ever (`vmm stat -e instructions:k` of PAPI's overflow tests).
- */
-static bool vcpu_pmu_timer_due(const struct vcpu *v)
-{
-	return v->pmu.timer_armed &&
-	       (int64_t)(__rdtsc() - v->pmu.timer_tsc) >= 0;
-}
-
 void vcpu_pmu_before_run(struct vcpu *v)
 {
-	if (v->pmu.kstep_quiet && vcpu_pmu_timer_due(v)) {
-		/* pmu/ sees this exit after all: the overflow check, and
-		 * the timer armed again below. */
-		v->pmu.kstep_quiet = false;
-		v->pmu.exit_tsc = __rdtsc();
-		pmu_vcpu_exit(v->pmu.pv, PMU_EXIT_OTHER);
-		vcpu_pmu_steal(v);
-	}
 	if (v->pmu.kstep_quiet) {
 		/* A step exit pmu/ did not see: the vCPU stays "in guest". */
 		v->pmu.kstep_quiet = false;
@@ -478,6 +454,22 @@ void vcpu_pmu_before_run(struct vcpu *v)
 	vcpu_pmu_timer_arm(v);
 	v->pmu.kstep_exit_tsc = 0;
 	v->pmu.kstep_entry_tsc = __rdtsc();
+}
+
+/*
+ * The host timer's deadline has passed.  Its kick interrupts KVM_RUN only
+ * if it lands in one: one that lands while the VMM handles an exit is
+ * dropped (vcpu_thread() clears immediate_exit), and when that exit is a
+ * quiet one (a stepped kernel instruction, a block trap), nothing re-arms
+ * the timer: a program spinning in user mode for its cycles overflow
+ * waited for ever (`vmm stat -e instructions:k` of PAPI's overflow tests).
+ * So such an exit is not quiet: pmu/ checks the overflow and the entry
+ * arms the timer again.
+ */
+static bool vcpu_pmu_timer_due(const struct vcpu *v)
+{
+	return v->pmu.timer_armed &&
+	       (int64_t)(__rdtsc() - v->pmu.timer_tsc) >= 0;
 }
 
 /* KVM steal time: the record the guest registered (PV_MSR_KVM_STEAL_TIME). */
@@ -510,7 +502,7 @@ void vcpu_pmu_after_run(struct vcpu *v)
 		 * single-step #DB: pmu/ does not see it (no fold, no page
 		 * republished under a reader), unless it reached an
 		 * overflow point. */
-		if (step_block_exit(v)) {
+		if (step_block_exit(v) && !vcpu_pmu_timer_due(v)) {
 			v->pmu.kstep_quiet = true;
 			return;
 		}
@@ -528,7 +520,8 @@ void vcpu_pmu_after_run(struct vcpu *v)
 	case KVM_EXIT_DEBUG:
 		if (v->pmu.kstep && v->pmu.kstep_cpl0)
 			vcpu_pmu_kernel_step_exit(v, __rdtsc());
-		if (v->pmu.kstep && !vcpu_pmu_kernel_step_count(v)) {
+		if (v->pmu.kstep && !vcpu_pmu_kernel_step_count(v) &&
+		    !vcpu_pmu_timer_due(v)) {
 			v->pmu.kstep_quiet = true;
 			return;
 		}
