@@ -58,7 +58,8 @@ struct mm {
 	u64 tlb_gen;			/* bumped at each shootdown (mm.c) */
 	/* Which code each address holds, as the step source's code cache
 	 * remembers it: new for each mm and at each unmap or move
-	 * (PV_HC_STEP_ARM). */
+	 * (PV_HC_STEP_ARM).  So a small page's frame stays at its address
+	 * while it holds (perf_event.c caches ring pages under it). */
 	u64 code_gen;
 	u64 gap_hint;			/* no free page from the mmap base
 					 * up to here (mmap_find_gap) */

@@ -861,17 +861,40 @@ s64 perf_event_fcntl(struct perf_event *e, int fd, u64 cmd, u64 arg)
  * Is e's mmap still there?  The program may have unmapped it (PAPI does,
  * before close()) and mapped something else at its address since: the
  * first page must still be e's own.  Only for the current address space.
+ * Walked once per code_gen of the mm: nothing unmapped, nothing moved.
  */
-static bool event_page_mapped(const struct perf_event *e)
+static bool event_page_mapped(struct perf_event *e)
 {
 	bool huge;
 	u64 *pte;
 
 	if (!e->page_va || current_task()->proc->mm != e->page_mm)
 		return false;
+	if (e->page_gen == e->page_mm->code_gen)
+		return true;
 	pte = mm_walk(e->page_mm, e->page_va, false, &huge);
-	return pte && !huge && (*pte & PTE_P) &&
-	       (*pte & PTE_ADDR) == V2P(e->page);
+	if (!pte || huge || !(*pte & PTE_P) ||
+	    (*pte & PTE_ADDR) != V2P(e->page))
+		return false;
+	e->page_gen = e->page_mm->code_gen;
+	e->ring_va = 0;
+	return true;
+}
+
+/* The frame of the ring page at va (page-aligned) of a mapped e, or 0. */
+static u64 event_ring_page(struct perf_event *e, u64 va)
+{
+	bool huge;
+	u64 *pte;
+
+	if (va == e->ring_va)
+		return e->ring_pa;
+	pte = mm_walk(e->page_mm, va, false, &huge);
+	if (!pte || huge || !(*pte & PTE_P))
+		return 0;
+	e->ring_va = va;
+	e->ring_pa = *pte & PTE_ADDR;
+	return e->ring_pa;
 }
 
 /* Replace the anonymous page at va of the current address space by pa. */
@@ -1047,10 +1070,9 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 			       const struct trapframe *tf)
 {
 	struct pv_perf_mmap_page *p = e->page;
-	u64 rec[10], st = e->sample_type, ring, head, size, va, *pte = NULL;
+	u64 rec[10], st = e->sample_type, ring, head, size, va, pa = 0;
 	u64 page = 1;	/* no page: page-aligned addresses only below */
 	u32 n = 1;
-	bool huge;
 
 	if (!p || !st || (st & ~PV_PERF_SAMPLE_WRITTEN) || t != current_task() ||
 	    !event_page_mapped(e))
@@ -1088,11 +1110,11 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 		va = e->page_va + PAGE_SIZE + ((head + 8 * i) & (ring - 1));
 		if ((va & ~(PAGE_SIZE - 1)) != page) {
 			page = va & ~(PAGE_SIZE - 1);
-			pte = mm_walk(e->page_mm, page, false, &huge);
-			if (!pte || huge || !(*pte & PTE_P))
+			pa = event_ring_page(e, page);
+			if (!pa)
 				return;
 		}
-		*(u64 *)P2V((*pte & PTE_ADDR) + (va & (PAGE_SIZE - 1))) = rec[i];
+		*(u64 *)P2V(pa + (va & (PAGE_SIZE - 1))) = rec[i];
 	}
 	__atomic_store_n(&p->data_head, head + size, __ATOMIC_RELEASE);
 }

@@ -58,6 +58,11 @@ struct perf_event {
 	struct pv_perf_mmap_page *page;	/* mmap() offset 0, once mapped */
 	u64 page_va, page_len;
 	struct mm *page_mm;
+	/* page_mm's code_gen when the mapping was last found in place, and
+	 * the ring page last written and its frame, good while it holds:
+	 * each PMI's record skips two page-table walks (event_ring_page()) */
+	u64 page_gen;
+	u64 ring_va, ring_pa;
 };
 
 s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,

@@ -440,26 +440,35 @@ static u64 rdmsr64(u32 msr)
 	return (u64)hi << 32 | lo;
 }
 
-/* Restart an interrupting counter that read pmc one period after its last
- * overflow (or further, throttled); returns how far before the wrap. */
-static u64 kpmu_arm_after(int idx, u64 pmc, u64 period)
+/*
+ * Restart interrupting counter idx one period after its last overflow (or
+ * further, throttled: pv_vpmu_rearm_dist()), acknowledging the status bits
+ * this CPU's PMI left to acknowledge on the way; returns the count it
+ * read.  One exit (PV_HC_PMU_REARM) for what were three MSR accesses.
+ */
+static u64 kpmu_rearm_read(int idx, u64 period)
 {
-	u64 dist = pv_vpmu_rearm_dist(pmc, period);
+	struct cpu *c = current_task()->cpu;
+	u64 ack = c->pmi_ack;
+	s64 pmc;
 
-	wrmsr(PV_MSR_IA32_A_PMC0 + idx, (0 - dist) & MASK48);
-	return dist;
+	c->pmi_ack = 0;
+	pmc = hcall(PV_HC_PMU_REARM, idx, period, ack);
+	if (pmc < 0)
+		panic("PMU re-arm of counter %d: %ld", idx, pmc);
+	return pmc;
 }
 
 void kpmu_rearm(int idx, u64 period)
 {
-	kpmu_arm_after(idx, rdmsr64(PV_MSR_IA32_A_PMC0 + idx), period);
+	kpmu_rearm_read(idx, period);
 }
 
 /* `vmm record`: one sample of the interrupted context. */
 static void kpmu_sample(struct task *t, struct trapframe *tf, int idx)
 {
 	u64 period = boot_params->record_period;
-	u64 pmc = rdmsr64(PV_MSR_IA32_A_PMC0 + idx);
+	u64 pmc = kpmu_rearm_read(idx, period);
 	u64 armed = t->record_armed ? t->record_armed : period;
 	struct pv_sample s;
 
@@ -476,8 +485,9 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx)
 	s.period = pv_vpmu_delta(pmc, (0 - armed) & MASK48);
 	if (!s.period)
 		s.period = period;
-	/* The next sample one period on; events past the wrap carry over. */
-	t->record_armed = kpmu_arm_after(idx, pmc, period);
+	/* The next sample one period on; events past the wrap carried over
+	 * (kpmu_rearm_read() set the counter so). */
+	t->record_armed = pv_vpmu_rearm_dist(pmc, period);
 	s.pid = t->proc ? t->proc->pid : 0;
 	s.tid = t->tid;
 	s.cpu = t->cpu->id;
@@ -498,19 +508,21 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx)
 void kpmu_pmi(struct trapframe *tf)
 {
 	struct task *t = current_task();
-	u64 status = rdmsr64(PV_MSR_IA32_PERF_GLOBAL_STATUS);
+	struct cpu *c = t->cpu;
+	/* The VMM's mirror, current at every entry: no exit to read it. */
+	u64 status = c->vpage ? c->vpage->global_status :
+		     rdmsr64(PV_MSR_IA32_PERF_GLOBAL_STATUS);
 
 	if (ktrace)
 		kprintf("%s[%d]: PMI status %lx at %lx", t->comm, t->tid,
 			status, tf->rip);
 	/*
-	 * Acknowledge, unmask LVTPC, then re-arm: an overflow during the
-	 * re-arm sets a fresh status bit and PMI instead of being cleared
-	 * with the old one, and the re-arm's MSR write traps, which is where
-	 * the VMM sees LVTPC unmasked.
+	 * Unmask LVTPC, then acknowledge and re-arm in one exit (the first
+	 * kpmu_rearm_read() takes c->pmi_ack): an overflow after the re-arm
+	 * sets a fresh status bit and PMI instead of being cleared with the
+	 * old one, and that exit is where the VMM sees LVTPC unmasked.
 	 */
-	if (status)
-		wrmsr(PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
+	c->pmi_ack = status;
 	wrmsr(X2APIC_LVT_PMC, VEC_PMI);
 	for (int i = 0; i < PV_VPMU_NR_GP && t->tpage; i++) {
 		if (!(status & (1ull << i)))
@@ -518,4 +530,8 @@ void kpmu_pmi(struct trapframe *tf)
 		if (!perf_event_overflow(t, i, tf) && boot_params->record_period)
 			kpmu_sample(t, tf, i);
 	}
+	/* No counter of this thread's re-armed: acknowledge alone. */
+	if (c->pmi_ack)
+		wrmsr(PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, c->pmi_ack);
+	c->pmi_ack = 0;
 }

@@ -155,6 +155,9 @@ struct cpu {
 	bool in_user;			/* past return_to_user(), no BKL */
 	/* This vCPU's KVM steal-time record, NULL when the boot has none. */
 	const struct pv_steal_record *steal;
+	/* PMI status bits still to acknowledge: the handler's first re-arm
+	 * takes them along (kpmu_rearm()). */
+	u64 pmi_ack;
 } __attribute__((aligned(64)));
 
 /* kstat.c: the RIP of a return to user mode, while kacct_on */

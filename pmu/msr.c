@@ -210,6 +210,25 @@ int pmu_msr_write(struct pmu_vcpu *v, uint32_t msr, uint64_t val)
 	return PMU_MSR_OK;
 }
 
+/*
+ * What GLOBAL_OVF_CTRL, a counter read and a full-width counter write do,
+ * as one exit: on kvm_pvm each MSR access from the guest kernel is an
+ * exit to the VMM, three of them in every PMI.  Not counted as MSR traps.
+ */
+int64_t pmu_pmi_rearm(struct pmu_vcpu *v, uint64_t idx, uint64_t period,
+		      uint64_t ack)
+{
+	uint64_t pmc;
+
+	if (idx >= PV_VPMU_NR_GP || (ack & ~OVF_CTRL_VALID))
+		return -EINVAL;
+	v->global_status &= ~ack;
+	pmc = pmu_vcpu_counter(v, idx);
+	pmu_counter_set(v, idx,
+			(0 - pv_vpmu_rearm_dist(pmc, period)) & PV_VPMU_MASK);
+	return (int64_t)pmc;
+}
+
 /* ---- Configuration carried in a thread page (policies) ---- */
 
 static bool config_valid(const struct pv_vpmu_thread_page *t)

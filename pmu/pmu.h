@@ -106,6 +106,9 @@ bool pmu_msr_is_pmu(uint32_t msr);
 /* Guest rdmsr/wrmsr of a PMU MSR: PMU_MSR_OK or PMU_MSR_GP. */
 int pmu_msr_read(struct pmu_vcpu *v, uint32_t msr, uint64_t *val);
 int pmu_msr_write(struct pmu_vcpu *v, uint32_t msr, uint64_t val);
+/* PV_HC_PMU_REARM (uapi/vpmu.h): a PMI handler's ack, read and re-arm. */
+int64_t pmu_pmi_rearm(struct pmu_vcpu *v, uint64_t idx, uint64_t period,
+		      uint64_t ack);
 
 /* ---- CPUID ---- */
 

@@ -249,6 +249,13 @@ enum pv_vpmu_hypercall {
 	 * where its translation changed them) and counts what retired.
 	 */
 	PV_HC_STEP_ACCOUNT = 36,
+	/*
+	 * (idx, period, ack): a PMI handler's three MSR accesses in one exit:
+	 * clear ack's bits of GLOBAL_STATUS (as GLOBAL_OVF_CTRL), read
+	 * general counter idx, and write it pv_vpmu_rearm_dist(count,
+	 * period) events before its wrap.  -> the count read, or -EINVAL.
+	 */
+	PV_HC_PMU_REARM = 37,
 	PV_HC_PMU_NR
 };
 

@@ -4,10 +4,11 @@
  * it.  The input is a program of operations on a PMU with the fake source
  * and one of the built-in policies: rdmsr/wrmsr of PMU MSRs with any value,
  * thread switches with thread pages full of fuzzer bytes, exits and entries
- * with counts advancing in between, steal time, LVTPC unmasking.  Every
- * value the guest writes is untrusted; the PMU must answer #GP or take it,
- * and what it answers must stay architectural (counters within the width,
- * GLOBAL_STATUS within the counter bits).
+ * with counts advancing in between, steal time, LVTPC unmasking, the PMI
+ * handler's re-arm hypercall.  Every value the guest writes is untrusted;
+ * the PMU must answer #GP or take it, and what it answers must stay
+ * architectural (counters within the width, GLOBAL_STATUS within the
+ * counter bits).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -165,6 +166,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 12:
 			pmu_vcpu_timer_deadline(v, &deadline);
+			break;
+		case 14:	/* PV_HC_PMU_REARM's arguments, any */
+			pmu_pmi_rearm(v, take(&in, 1), take(&in, 8),
+				      take(&in, 8));
 			break;
 		case 13:
 			for (unsigned int i = 0; i < PV_VPMU_NR_COUNTERS; i++)

@@ -434,6 +434,7 @@ const char *hypercall_name(unsigned int nr)
 		[PV_HC_PMU_SWITCH] = "pmu-switch", [PV_HC_PMU_POLL] = "pmu-poll",
 		[PV_HC_STEP_ARM] = "step-arm",
 		[PV_HC_STEP_ACCOUNT] = "step-account",
+		[PV_HC_PMU_REARM] = "pmu-rearm",
 	};
 
 	return nr < sizeof(names) / sizeof(names[0]) ? names[nr] : NULL;

@@ -537,7 +537,6 @@ int64_t vcpu_pmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a,
 {
 	void *out, *in;
 
-	(void)c;
 	switch (nr) {
 	case PV_HC_PMU_VCPU_PAGE:
 		in = (a & 4095) ? NULL : vm_gpa_to_hva(v->vm, a, 4096);
@@ -557,6 +556,8 @@ int64_t vcpu_pmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a,
 		return step_block_arm(v, a, b, c);
 	case PV_HC_STEP_ACCOUNT:
 		return v->pmu.step_account;	/* step_block_exit() counted */
+	case PV_HC_PMU_REARM:
+		return pmu_pmi_rearm(v->pmu.pv, a, b, c);
 	default:
 		return -ENOSYS;
 	}

@@ -3,6 +3,8 @@
  * The architectural PMU as the guest sees it through rdmsr/wrmsr and
  * CPUID leaf 0xA.
  */
+#include <errno.h>
+
 #include "pmu_test.h"
 
 static int setup(void **state)
@@ -175,6 +177,37 @@ static void test_overflow_status_and_ovf_ctrl(void **state)
 	assert_false(pmu_vcpu_enter(f->v));
 }
 
+/*
+ * PV_HC_PMU_REARM is GLOBAL_OVF_CTRL, a counter read and a full-width
+ * write, in that order: what a PMI handler did with three exits.
+ */
+static void test_pmi_rearm(void **state)
+{
+	struct fx *f = *state;
+
+	count_cycles(f);
+	wrmsr_ok(f->v, PV_MSR_IA32_A_PMC0, (1ull << 48) - 100);
+	wrmsr_ok(f->v, PV_MSR_IA32_A_PMC0 + 1, 7);
+	cycles_to(f, 130);	/* 30 past the wrap */
+	pmu_vcpu_exit(f->v, PMU_EXIT_MSR);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_STATUS), 1);
+	/* Acks, returns the count, and carries the skid over. */
+	assert_int_equal(pmu_pmi_rearm(f->v, 0, 1000, 1), 30);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_STATUS), 0);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_A_PMC0),
+			 (1ull << 48) - 970);
+	/* A skid of a period or more: throttled to period + 2 skids. */
+	assert_int_equal(pmu_pmi_rearm(f->v, 1, 5, 0), 7);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_A_PMC0 + 1),
+			 (1ull << 48) - 19);
+	/* Not a general counter, or a bit OVF_CTRL does not have: nothing
+	 * changes. */
+	assert_int_equal(pmu_pmi_rearm(f->v, PV_VPMU_NR_GP, 5, 0), -EINVAL);
+	assert_int_equal(pmu_pmi_rearm(f->v, 0, 5, 1ull << 20), -EINVAL);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_A_PMC0),
+			 (1ull << 48) - 970);
+}
+
 static void test_reserved_bits_gp(void **state)
 {
 	struct fx *f = *state;
@@ -325,6 +358,7 @@ int main(void)
 		T(test_local_enable_and_modes),
 		T(test_fixed_counters),
 		T(test_overflow_status_and_ovf_ctrl),
+		T(test_pmi_rearm),
 		T(test_reserved_bits_gp),
 		T(test_unknown_msrs_gp),
 		T(test_msr_ranges_cover_offered_msrs),
