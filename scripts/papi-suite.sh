@@ -139,7 +139,7 @@ why[multiplex3_pthreads]="as overflow3_pthreads: 4 threads run do_stuff() foreve
 why[sdsc-mpx]="it compares each multiplexed count with a separate run of the same loop and allows 20%: instructions and branches agree to 10^-7 under the step source; cycles counted alone run the loop natively, but beside instructions they run it from the code cache, whose counting prologues slow do_flops3 by 17-20% (8,400 against 10,000 Mflop/s in one run), so it passes or fails by a few percent of the host's noise"
 why[sdsc4-mpx]="PAPI's own bug: remove_native_events() (papi_internal.c) compacts the event set's NativeInfoArray without moving ni_papi_code, from which the perf_event component takes each event's encoding, so after PAPI_remove_event(PAPI_TOT_CYC) PAPI opens PAPI_TOT_INS with cycles' encoding (0x3c, in the attr the guest kernel gets), and once PAPI_BR_INS is added back it reports the branch count as PAPI_TOT_INS; all in user space, so the same natively on any PMU"
 why[second]="it wants the kernel and user cycles of two runs to add up to within 20% of the cycles of a third; counting kernel instructions single-steps the kernel, whose exits the step source's cycles leave out (design.md 4.5): it passes, and a host busy enough to slow one run more than the others can still part them (the table's run of 2026-11-26 shared the host with other tests; run alone after it, it passed twice)"
-why[shlib]="the test program is static: PAPI's _linux_update_shlib_info() counts the program's own text in its first pass of /proc/self/maps and no library in its second, and a count of 0 with a map is the test's failure; the same natively"
+why[shlib]="Debian's libxcrypt has no encrypt() any more: the test, linked dynamically as PAPI's makefile links it, finds its four shared libraries in /proc/self/maps (PAPI_get_shared_lib_info), then dlopen()s libcrypt.so and fails at dlsym(\"encrypt\"); the same natively"
 why[destroy]="16384 rounds of create, add, start, stop, remove, destroy: 9 system calls each, about 3900 kernel instructions, every one emulated on kvm_pvm (~0.5-1 us): 28-35 s by the host's load; it passes with a longer timeout"
 why[sprofile]="it profiles by overflows of PAPI_TOT_CYC: under the tsc source each is a PMI, a signal and PAPI's disable and refresh, milliseconds of emulated kernel on kvm_pvm, and it passes in 35-50 s; under the step source too, since a cycles overflow has the host timer there as well (design.md 4.4)"
 why[overflow_allcounters]="as sprofile: overflows of PAPI_TOT_CYC cost milliseconds of emulated kernel each, counted as cycles too; about 31 s, it passes with a longer timeout"
@@ -172,9 +172,14 @@ for name in "${order[@]}"; do
 		(cd "$tmp" && timeout -k 5 "$tmo" "$prog") \
 			>"$tmp/n.out" 2>"$tmp/n.err" </dev/null
 		nat=$(classify "$tmp/n.out" "$tmp/n.err" $?)
+		# A dynamically linked test (shlib) finds ld.so and the
+		# libraries in the host's /, shared read-only.
+		share=()
+		readelf -l "$prog" 2>/dev/null | grep -q 'INTERP' &&
+			share=(--dir /:/:ro)
 		(cd "$tmp" && "$vmm" run --source "$source" --cpus "$cpus" \
 			--mem "$mem" --timeout "$tmo" "${helpers[@]}" \
-			"${extra[@]}" -- "$prog") \
+			"${share[@]}" "${extra[@]}" -- "$prog") \
 			>"$tmp/g.out" 2>"$tmp/g.err" </dev/null
 		gst=$(classify "$tmp/g.out" "$tmp/g.err" $?)
 	fi
@@ -227,7 +232,8 @@ done
 	echo "Debian's PAPI $(dpkg-query -W -f='${Version}' libpapi-dev 2>/dev/null)"
 	echo "ctests and validation tests (\`papi-examples\`, unchanged, linked"
 	echo "statically against \`libpapi.a\` and \`libpfm.a\` by"
-	echo "\`tests/papi/meson.build\`), every test of their makefiles' lists,"
+	echo "\`tests/papi/meson.build\`; \`shlib\` dynamically, run with the host's"
+	echo "/ shared read-only), every test of their makefiles' lists,"
 	echo "natively on this host and in the guest (\`--mem $mem\`), ${tmo} s"
 	echo "each.  A result is the test's own word and the line that says why:"
 	echo "for FAILED the line \`test_fail()\` prints, for SKIPPED the last"
