@@ -1067,8 +1067,11 @@ u32 perf_event_private_slots(const struct task *parent)
  * is mapped in, the interrupted one.
  */
 static void event_sample_write(struct perf_event *e, struct task *t,
-			       const struct trapframe *tf)
+			       const struct trapframe *tf, u64 kip)
 {
+	/* Found in the kernel, for an event that counts there: the kernel's
+	 * IP, as Linux's NMI would give; the PMI itself waited. */
+	bool kern = kip && (e->evtsel & PV_EVTSEL_OS);
 	struct pv_perf_mmap_page *p = e->page;
 	u64 rec[10], st = e->sample_type, ring, head, size, va, pa = 0;
 	u64 page = 1;	/* no page: page-aligned addresses only below */
@@ -1081,7 +1084,7 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 	if (st & PV_PERF_SAMPLE_IDENTIFIER)
 		rec[n++] = e->id;
 	if (st & PV_PERF_SAMPLE_IP)
-		rec[n++] = tf->rip;
+		rec[n++] = kern ? kip : tf->rip;
 	if (st & PV_PERF_SAMPLE_TID)	/* u32 pid, u32 tid */
 		rec[n++] = (u64)(u32)t->tid << 32 | (u32)t->proc->pid;
 	if (st & PV_PERF_SAMPLE_TIME)
@@ -1097,7 +1100,7 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 	size = n * 8;
 	/* struct perf_event_header: u32 type, u16 misc, u16 size */
 	rec[0] = PV_PERF_RECORD_SAMPLE | size << 48 |
-		 (u64)((tf->cs & 3) == 3 ? PV_PERF_RECORD_MISC_USER :
+		 (u64)(!kern && (tf->cs & 3) == 3 ? PV_PERF_RECORD_MISC_USER :
 		       PV_PERF_RECORD_MISC_KERNEL) << 32;
 	head = p->data_head;
 	if (!ring || head - __atomic_load_n(&p->data_tail, __ATOMIC_ACQUIRE) +
@@ -1155,7 +1158,8 @@ bool perf_event_rdpmc(struct task *t, struct trapframe *tf)
 	return true;
 }
 
-bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
+bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf,
+			 u64 kip)
 {
 	struct perf_event *e = idx < PV_VPMU_NR_GP ? t->perf[idx] : NULL;
 	struct task *to;
@@ -1175,7 +1179,7 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf)
 	 */
 	if (!e->live && e->overflows * e->period + e->child_counts > e->base)
 		return true;
-	event_sample_write(e, t, tf);
+	event_sample_write(e, t, tf, kip);
 	if (e->limit && !--e->limit) {
 		code = POLL_HUP;
 		event_disable(e);

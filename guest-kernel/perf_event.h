@@ -67,7 +67,10 @@ struct perf_event {
 
 s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 			u64 a5);
-bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf);
+/* Counter idx of t overflowed, and its PMI interrupted tf; kip: where in
+ * the kernel the VMM found the overflow, 0 if not there (kpmu_pmi()). */
+bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf,
+			 u64 kip);
 bool perf_event_rdpmc(struct task *t, struct trapframe *tf);
 s64 perf_event_mmap(struct perf_event *e, u64 len, u64 prot, u64 flags,
 		    u64 off);

@@ -465,8 +465,10 @@ void kpmu_rearm(int idx, u64 period)
 }
 
 /* `vmm record`: one sample of the interrupted context. */
-static void kpmu_sample(struct task *t, struct trapframe *tf, int idx)
+static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
+			u64 kip)
 {
+	bool kern = kip && (boot_params->record_evtsel & PV_EVTSEL_OS);
 	u64 period = boot_params->record_period;
 	u64 pmc = kpmu_rearm_read(idx, period);
 	u64 armed = t->record_armed ? t->record_armed : period;
@@ -491,8 +493,8 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx)
 	s.pid = t->proc ? t->proc->pid : 0;
 	s.tid = t->tid;
 	s.cpu = t->cpu->id;
-	s.user = (tf->cs & 3) == 3;
-	s.ip = tf->rip;
+	s.user = !kern && (tf->cs & 3) == 3;
+	s.ip = kern ? kip : tf->rip;
 	s.time_tsc = rdtsc();
 	memcpy(s.comm, t->comm, sizeof(s.comm));
 	hcall(PV_HC_SAMPLE, V2P(&s), 0, 0);
@@ -512,6 +514,9 @@ void kpmu_pmi(struct trapframe *tf)
 	/* The VMM's mirror, current at every entry: no exit to read it. */
 	u64 status = c->vpage ? c->vpage->global_status :
 		     rdmsr64(PV_MSR_IA32_PERF_GLOBAL_STATUS);
+	/* Where the VMM found the overflow, if in the kernel: this PMI
+	 * waited for the return to user mode, its samples need not. */
+	u64 kip = c->vpage && c->vpage->pmi_kernel ? c->vpage->pmi_ip : 0;
 
 	if (ktrace)
 		kprintf("%s[%d]: PMI status %lx at %lx", t->comm, t->tid,
@@ -527,8 +532,9 @@ void kpmu_pmi(struct trapframe *tf)
 	for (int i = 0; i < PV_VPMU_NR_GP && t->tpage; i++) {
 		if (!(status & (1ull << i)))
 			continue;
-		if (!perf_event_overflow(t, i, tf) && boot_params->record_period)
-			kpmu_sample(t, tf, i);
+		if (!perf_event_overflow(t, i, tf, kip) &&
+		    boot_params->record_period)
+			kpmu_sample(t, tf, i, kip);
 	}
 	/* No counter of this thread's re-armed: acknowledge alone. */
 	if (c->pmi_ack)

@@ -243,6 +243,9 @@ void pmu_vcpu_publish(struct pmu_vcpu *v)
 	memcpy(&img, p, to + sizeof(p->steal_ns));
 	pmu_vcpu_page_fill(&img, v);
 	__atomic_store_n(&p->steal_ns, img.steal_ns, __ATOMIC_RELEASE);
+	/* Read only by the PMI handler, which a publish never runs under. */
+	p->pmi_ip = v->pmi_ip;
+	p->pmi_kernel = v->pmi_kernel;
 	if (!memcmp((char *)&img + from, (char *)p + from, to - from) &&
 	    img.step.enable == p->step.enable)
 		return;

@@ -43,8 +43,11 @@ void pmu_counter_overflowed(struct pmu_vcpu *v, unsigned int idx, uint64_t n)
 	 * A PMI while LVTPC is masked is lost, as on hardware: the guest's
 	 * handler finds the status bit when it loops on GLOBAL_STATUS.
 	 */
-	if (pmi && !v->lvtpc_masked)
+	if (pmi && !v->lvtpc_masked && !v->pmi_pending) {
 		v->pmi_pending = true;
+		v->pmi_ip = v->exit_ip;
+		v->pmi_kernel = v->exit_kernel;
+	}
 	/* The wrap moved the overflow point: arm the next one. */
 	if (v->ctr[idx].armed) {
 		pmu_counter_disarm(v, idx);
@@ -133,8 +136,13 @@ void pmu_thread_restore(struct pmu_vcpu *v, struct pv_vpmu_thread_page *t,
 			t->pending_status &= ~bit;
 			v->global_status |= bit;
 			v->stats.redelivered++;
-			if (pmu_counter_interrupts(v, i) && !v->lvtpc_masked)
+			if (pmu_counter_interrupts(v, i) && !v->lvtpc_masked &&
+			    !v->pmi_pending) {
+				/* Where it overflowed is the thread's past. */
 				v->pmi_pending = true;
+				v->pmi_ip = 0;
+				v->pmi_kernel = false;
+			}
 		}
 	}
 }

@@ -40,6 +40,10 @@ struct pmu_vcpu {
 	bool in_guest;		/* between enter and exit */
 	bool pmi_pending;	/* an INT overflow wants a PMI */
 	bool lvtpc_masked;	/* a PMI was delivered, LVTPC not unmasked */
+	bool exit_kernel;	/* pmu_vcpu_exit_ip(): this exit's mode, */
+	uint64_t exit_ip;	/* and rip */
+	bool pmi_kernel;	/* the same, at the exit that made */
+	uint64_t pmi_ip;	/* pmi_pending (the vCPU page's pmi_ip) */
 	uint64_t virt[PMU_VIRT_SLOTS];
 	uint64_t exit_ns;
 	uint64_t steal_ns;	/* KVM steal time accounted so far */

@@ -163,6 +163,12 @@ void pmu_vcpu_exit(struct pmu_vcpu *v, enum pmu_exit_reason reason)
 	pmu_vcpu_fold_all(v);
 }
 
+void pmu_vcpu_exit_ip(struct pmu_vcpu *v, uint64_t ip, bool kernel)
+{
+	v->exit_ip = ip;
+	v->exit_kernel = kernel;
+}
+
 bool pmu_vcpu_enter(struct pmu_vcpu *v)
 {
 	if (v->pmu->src->ops->vcpu_enter)

@@ -143,6 +143,13 @@ enum pmu_exit_reason {
 void pmu_vcpu_exit(struct pmu_vcpu *v, enum pmu_exit_reason reason);
 
 /*
+ * Where the guest is at this exit (its rip, and whether in kernel code),
+ * before pmu_vcpu_exit(): an overflow found now raises its PMI with this
+ * place (the vCPU page's pmi_ip).
+ */
+void pmu_vcpu_exit_ip(struct pmu_vcpu *v, uint64_t ip, bool kernel);
+
+/*
  * The vCPU is about to run guest code (resume point): restarts counting,
  * re-arms overflow deadlines, republishes the per-vCPU page.  Returns true
  * when a PMI must be injected now (see pmu_vcpu_take_pmi()).

@@ -495,7 +495,17 @@ struct pv_vpmu_vcpu_page {
 	 * at each trap and kernel entry, bumping seq.
 	 */
 	uint64_t step_cache_hdr;
-	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 80 - 32 * PV_VPMU_CTR_SLOTS];
+	/*
+	 * VMM: where the vCPU was at the exit that found the overflow of
+	 * the PMI it raises next: its rip, and pmi_kernel 1 when that was
+	 * in the kernel (0 for both when unknown: a PMI raised again for a
+	 * thread that resumed).  The guest takes the PMI only at its next
+	 * return to user mode; a sample of an event that counts kernel mode
+	 * takes its IP from here, as Linux's from the NMI's frame.
+	 */
+	uint64_t pmi_ip;
+	uint64_t pmi_kernel;
+	uint8_t reserved1[PV_VPMU_STEP_OFFSET - 96 - 32 * PV_VPMU_CTR_SLOTS];
 	struct pv_vpmu_step step;
 	/*
 	 * VMM: the TSC ticks its single steps of kernel code took (the

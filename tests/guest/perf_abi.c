@@ -965,6 +965,77 @@ static void mmap_write_test(bool step)
 		    PERF_COUNT_HW_CPU_CYCLES);
 }
 
+/*
+ * An event that counts the kernel too samples where its overflow was found
+ * in the kernel, with PERF_RECORD_MISC_KERNEL, as Linux's NMI does: the
+ * guest's PMI itself waits for the return to user mode, so without the
+ * VMM's note of where it found the overflow (the vCPU page's pmi_ip)
+ * every sample landed on the instruction after a system call.  mmap of
+ * populated memory keeps the kernel busy, in exits of its own on
+ * kvm_pvm; a user-only event's samples stay in user mode.
+ */
+static int kernel_samples(bool exclude_kernel, int *user)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pc;
+	const uint64_t *rec;
+	uint64_t head = 0;
+	int fd, kern = 0;
+
+	*user = 0;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.exclude_kernel = exclude_kernel;
+	a.sample_period = 300000;
+	a.sample_type = PERF_SAMPLE_IP;
+	fd = perf_open(&a, -1);
+	CHECK(fd >= 0, "sampling cycles: errno %d", errno);
+	if (fd < 0)
+		return 0;
+	pc = mmap(NULL, 9 * 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(pc != MAP_FAILED, "mmap of the ring: errno %d", errno);
+	for (int i = 0; pc != MAP_FAILED && i < 400 && head < 100 * 16; i++) {
+		void *m = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			       -1, 0);
+
+		CHECK(m != MAP_FAILED, "mmap: errno %d", errno);
+		munmap(m, 4 << 20);
+		spin(20000);
+		head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	}
+	/* 16-byte records (header, IP) in a 32 KiB ring, none wrapped. */
+	for (uint64_t at = 0; pc != MAP_FAILED && at + 16 <= head &&
+	     at + 16 <= 8 * 4096; at += 16) {
+		rec = (const uint64_t *)((const char *)pc + 4096 + at);
+		bool k = ((rec[0] >> 32) & 0xffff) == PERF_RECORD_MISC_KERNEL;
+
+		CHECK(k == (rec[1] >= 0xffffffff80000000ull),
+		      "record at %llu: misc %llu, ip %#llx",
+		      (unsigned long long)at,
+		      (unsigned long long)(rec[0] >> 32) & 0xffff,
+		      (unsigned long long)rec[1]);
+		kern += k;
+		*user += !k;
+	}
+	if (pc != MAP_FAILED)
+		munmap(pc, 9 * 4096);
+	close(fd);
+	return kern;
+}
+
+static void kernel_sample_test(void)
+{
+	int user, kern = kernel_samples(false, &user);
+
+	/* How many land in user mode is the host's: under QEMU's SVM the
+	 * loop's kernel part takes nearly all of its time. */
+	CHECK(kern > 0, "cycles: %d samples in the kernel, %d in user mode",
+	      kern, user);
+	kern = kernel_samples(true, &user);
+	CHECK(kern == 0 && user > 0, "cycles:u: %d samples in the kernel, "
+	      "%d in user mode", kern, user);
+}
+
 static void *child_spin(void *arg)
 {
 	(void)arg;
@@ -1007,6 +1078,7 @@ int main(int argc, char **argv)
 	software_test();
 	mmap_write_test(step);
 	selfmon_test(PERF_COUNT_HW_CPU_CYCLES);
+	kernel_sample_test();
 	if (step) {
 		counting_test();
 		group_test();

@@ -246,6 +246,61 @@ static void test_pending_overflow_follows_owner(void **state)
 	fx_free(f);
 }
 
+/*
+ * The vCPU page's pmi_ip: where the exit that found the overflow was (the
+ * guest's PMI comes later, at its next return to user mode).  The first
+ * overflow of a PMI sets it; one raised again for a resumed thread has no
+ * place (0), its overflow being that thread's past.
+ */
+static void test_pmi_ip(void **state)
+{
+	struct fx *f = fx_new("fake", "saverestore", false);
+	struct pv_vpmu_thread_page *a = fx_thread_alloc();
+	struct pv_vpmu_thread_page *b = fx_thread_alloc();
+
+	(void)state;
+	thread_config(a, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
+	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
+	a->ctr[0].saved = (1ull << 48) - 3;
+	pmu_vcpu_enter(f->v);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	pmu_thread_switch(f->v, NULL, a);
+	pmu_vcpu_enter(f->v);
+	/* No overflow at this exit: nothing noted. */
+	pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 1);
+	pmu_vcpu_exit_ip(f->v, 0x401000, false);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_false(pmu_vcpu_enter(f->v));
+	assert_int_equal(f->page[0]->pmi_ip, 0);
+	/* Overflow found at an exit in the kernel. */
+	pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 3);
+	pmu_vcpu_exit_ip(f->v, 0xffffffff80123456ull, true);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_true(pmu_vcpu_enter(f->v));
+	assert_int_equal(f->page[0]->pmi_ip, 0xffffffff80123456ull);
+	assert_int_equal(f->page[0]->pmi_kernel, 1);
+	/* A overflows again, LVTPC unmasked, and switches out at that exit:
+	 * B runs, then A again, whose PMI comes with no place. */
+	pmu_vcpu_lvtpc_unmasked(f->v);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-2);
+	pmu_vcpu_enter(f->v);
+	pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 5);
+	pmu_vcpu_exit_ip(f->v, 0x402000, false);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_int_equal(pmu_thread_switch(f->v, a, b), 0);
+	assert_false(pmu_vcpu_enter(f->v));
+	pmu_vcpu_exit_ip(f->v, 0xffffffff80200000ull, true);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_int_equal(pmu_thread_switch(f->v, b, a), 0);
+	assert_true(pmu_vcpu_enter(f->v));
+	assert_int_equal(f->page[0]->pmi_ip, 0);
+	assert_int_equal(f->page[0]->pmi_kernel, 0);
+	free(a);
+	free(b);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_counter_pmi_bit),
 		cmocka_unit_test(test_imode_counter_travels_with_thread),
 		cmocka_unit_test(test_pending_overflow_follows_owner),
+		cmocka_unit_test(test_pmi_ip),
 	};
 
 	return cmocka_run_group_tests_name("pmu_overflow", tests, NULL, NULL);
