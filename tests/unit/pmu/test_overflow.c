@@ -213,6 +213,22 @@ static void test_imode_counter_travels_with_thread(void **state)
 	fx_free(f);
 }
 
+/*
+ * Threads a and b each interrupting on instructions, saved and restored
+ * (i-mode), a 3 instructions short of its overflow and running.
+ */
+static void two_threads_run_a(struct fx *f, struct pv_vpmu_thread_page *a,
+			      struct pv_vpmu_thread_page *b)
+{
+	thread_config(a, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
+	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
+	a->ctr[0].saved = (1ull << 48) - 3;
+	pmu_vcpu_enter(f->v);
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	pmu_thread_switch(f->v, NULL, a);
+	pmu_vcpu_enter(f->v);
+}
+
 /* An overflow the outgoing thread did not get yet follows it. */
 static void test_pending_overflow_follows_owner(void **state)
 {
@@ -221,13 +237,7 @@ static void test_pending_overflow_follows_owner(void **state)
 	struct pv_vpmu_thread_page *b = fx_thread_alloc();
 
 	(void)state;
-	thread_config(a, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
-	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
-	a->ctr[0].saved = (1ull << 48) - 3;
-	pmu_vcpu_enter(f->v);
-	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
-	pmu_thread_switch(f->v, NULL, a);
-	pmu_vcpu_enter(f->v);
+	two_threads_run_a(f, a, b);
 	/* A overflows right before it switches out (in the same exit). */
 	pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 3);
 	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
@@ -259,13 +269,7 @@ static void test_pmi_ip(void **state)
 	struct pv_vpmu_thread_page *b = fx_thread_alloc();
 
 	(void)state;
-	thread_config(a, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
-	thread_config(b, PV_EVENT_INSTRUCTIONS, EVT_ALL | PV_EVTSEL_INT, 1);
-	a->ctr[0].saved = (1ull << 48) - 3;
-	pmu_vcpu_enter(f->v);
-	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
-	pmu_thread_switch(f->v, NULL, a);
-	pmu_vcpu_enter(f->v);
+	two_threads_run_a(f, a, b);
 	/* No overflow at this exit: nothing noted. */
 	pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 1);
 	pmu_vcpu_exit_ip(f->v, 0x401000, false);
