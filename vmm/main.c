@@ -320,6 +320,9 @@ static int cmd_record(int argc, char **argv)
 				 "share is time");
 	if (r->sampler == SAMPLER_VMM && !record_vmm_side(r, cfg.source, &why))
 		return vmm_error("record", why);
+	if (r->callchain && !record_vmm_side(r, cfg.source, &why))
+		fprintf(stderr, "vmm: record: -g: the guest sampler records no "
+			"call chains, IPs only\n");
 	status = run_inputs(&cfg, &prog, &prog_len, &kbuf, &kernel, &klen);
 	if (status)
 		return status;

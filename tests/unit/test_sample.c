@@ -53,11 +53,14 @@ static void guest_thread(struct vm *vm, uint64_t proc_va)
 	put_u32(vm, PROC_GPA + PV_PROC_PID, 40);
 }
 
-static void observe(void *ctx, const struct pv_sample *r, uint64_t time_ns)
+static void observe(void *ctx, const struct pv_sample *r, uint64_t time_ns,
+		    const uint64_t *chain, uint32_t nchain)
 {
 	struct fixture *f = ctx;
 
 	(void)time_ns;
+	(void)chain;
+	(void)nchain;
 	if (f->ngot < 4)
 		f->got[f->ngot++] = *r;
 }
