@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,6 +351,10 @@ static int cmd_record(int argc, char **argv)
 	}
 	fprintf(stderr, "[ vmm record: %zu samples of %s written to %s ]\n",
 		profile_nr_samples(prof), r->event, out);
+	if (profile_chains_dropped(prof))
+		fprintf(stderr, "vmm: record: %" PRIu64 " samples kept without "
+			"their call chain: the profile's %u-frame bound\n",
+			profile_chains_dropped(prof), PROFILE_CHAIN_IPS_MAX);
 out:
 	profile_free(prof);
 	free(prog);
