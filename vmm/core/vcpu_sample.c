@@ -143,6 +143,9 @@ void vcpu_sample_before_run(struct vcpu *v)
  * The guest's memory is read as it is: a frame that is not a frame (code
  * built without frame pointers, a garbage or hostile rbp) must just end
  * the walk, so only a rising, aligned chain in user space is followed.
+ * It stops at a null, unaligned or non-increasing rbp, a frame it cannot
+ * read, an address past user space (or a return address in page 0), or
+ * VCPU_SAMPLE_CHAIN_MAX frames.
  * A sample in a function's prologue (before its `mov %rsp, %rbp`) misses
  * its caller, as with perf's fp chains.
  */
@@ -152,13 +155,17 @@ static uint32_t vcpu_sample_chain(struct vcpu *v, uint64_t *chain)
 	uint64_t fp = v->run->s.regs.regs.rbp, frame[2];
 	uint32_t n = 0;
 
+	/* User addresses end at PV_USER_TOP, below PV_KERNEL_BASE: above
+	 * it (non-canonical, or the kernel's half) is no user frame but the
+	 * data in the rbp of code without frame pointers. */
 	while (n < VCPU_SAMPLE_CHAIN_MAX) {
-		if (!fp || (fp & 7) || fp >= PV_KERNEL_BASE - sizeof(frame))
+		if (!fp || (fp & 7) || fp >= PV_USER_TOP - sizeof(frame))
 			break;
 		if (guest_va_read(v, fp, frame, sizeof(frame), &c) !=
 		    sizeof(frame))
 			break;
-		if (!frame[1] || frame[1] >= PV_KERNEL_BASE)
+		/* Nor is a return into the first page, which is never code. */
+		if (frame[1] < 4096 || frame[1] >= PV_USER_TOP)
 			break;
 		chain[n++] = frame[1];
 		if (frame[0] <= fp)
