@@ -1062,6 +1062,54 @@ static void test_perf_data_corrupt(void **state)
 }
 
 /* The distribution's perf reads it and names our symbols. */
+/* perf script shows record -g's chains as Linux's own (linux-perf). */
+static void test_perf_script_chains(void **state)
+{
+	uint64_t chain[3];
+	struct profile *p = chain_profile(chain);
+	const char *path = tmpfile_path("perfchain.data");
+	const char *frames[] = { " main+0x4 (", " libc_start_main_stage2+0x5 (",
+				 " __libc_start_main+0x5 (", " _start_c+0x5 (" };
+	char cmd[512], *out = NULL, *at, *end;
+	bool found = false;
+	size_t len = 0;
+	FILE *f, *m;
+	int c;
+
+	(void)state;
+	if (system("perf --version >/dev/null 2>&1") != 0) {
+		profile_free(p);
+		skip();	/* linux-perf not installed (scripts/deps.sh) */
+	}
+	assert_int_equal(perf_data_write(p, path, err, sizeof(err)), 0);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	m = open_memstream(&out, &len);
+	assert_non_null(f);
+	assert_non_null(m);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	assert_int_equal(pclose(f), 0);
+	fclose(m);
+	/* Some sample's block: its IP, then the callers innermost first. */
+	for (at = out; at && !found; at = end ? end + 2 : NULL) {
+		char *f0 = at;
+
+		end = strstr(at, "\n\n");
+		if (end)
+			*end = 0;
+		found = true;
+		for (int i = 0; i < 4 && found; i++) {
+			f0 = strstr(f0, frames[i]);
+			found = f0 != NULL;
+		}
+	}
+	if (!found)
+		fail_msg("no sample with main's chain");
+	free(out);
+	profile_free(p);
+}
+
 static void test_perf_report_reads_it(void **state)
 {
 	struct profile *p = sample_profile();
@@ -1141,6 +1189,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_perf_data_processes),
 		cmocka_unit_test(test_perf_data_corrupt),
 		cmocka_unit_test(test_perf_report_reads_it),
+		cmocka_unit_test(test_perf_script_chains),
 	};
 
 	if (argc != 3) {
