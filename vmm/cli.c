@@ -31,6 +31,7 @@ enum {
 	OPT_SAMPLER,
 	OPT_DIR,
 	OPT_CWD,
+	OPT_CALL_GRAPH,
 };
 
 static const struct option run_options[] = {
@@ -57,6 +58,7 @@ static const struct option run_options[] = {
 	{ "count", required_argument, NULL, 'c' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "sampler", required_argument, NULL, OPT_SAMPLER },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -196,9 +198,12 @@ int cli_parse_run(int argc, char **argv, struct vmm_config *cfg,
 
 static const char record_usage[] =
 	"usage: vmm record [-e EVENT] [-c PERIOD] [-o FILE] [--format perf]\n"
-	"                  [-a] [--source tsc|step|perf] [--sampler vmm|guest]\n"
+	"                  [-a] [-g] [--source tsc|step|perf] [--sampler vmm|guest]\n"
 	"                  [vmm run options] [--] PROGRAM [ARGS...]\n"
 	"  -a: system-wide, the VMM's own time per exit reason as well\n"
+	"  -g, --call-graph fp: call chains of user samples from the guest's\n"
+	"      frame pointers (-fno-omit-frame-pointer); the vmm sampler only,\n"
+	"      kernel samples and --sampler guest keep the IP alone\n"
 	"  --sampler: who takes the samples; vmm (a host timer, no guest\n"
 	"      kernel work) is the default for cycles, ref-cycles and\n"
 	"      task-clock under the tsc source, guest (virtual PMIs) else\n";
@@ -240,6 +245,17 @@ static int cli_record_opt(struct vmm_config *cfg, int c, char *err,
 		return 0;
 	case 'a':
 		r->system_wide = true;
+		return 0;
+	case 'g':
+		r->callchain = true;
+		return 0;
+	case OPT_CALL_GRAPH:
+		/* perf's other unwinders need what the guest does not keep. */
+		if (strcmp(optarg, "fp")) {
+			snprintf(err, errlen, "--call-graph: only fp");
+			return -1;
+		}
+		r->callchain = true;
 		return 0;
 	case OPT_FORMAT:
 		if (strcmp(optarg, "perf") && strcmp(optarg, "perfvisor")) {
@@ -575,7 +591,7 @@ static int cli_parse_mode(int argc, char **argv, enum cli_mode mode,
 		 * Leading ':' (after '+'): a missing value reports ':'. */
 		[CLI_RUN] = "+:vh",
 		[CLI_STAT] = "+:vhe:x:o:r:",
-		[CLI_RECORD] = "+:vhe:c:o:a",
+		[CLI_RECORD] = "+:vhe:c:o:ag",
 	};
 	static const char *const name[] = {
 		[CLI_RUN] = "run", [CLI_STAT] = "stat", [CLI_RECORD] = "record",

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,6 +321,9 @@ static int cmd_record(int argc, char **argv)
 				 "share is time");
 	if (r->sampler == SAMPLER_VMM && !record_vmm_side(r, cfg.source, &why))
 		return vmm_error("record", why);
+	if (r->callchain && !record_vmm_side(r, cfg.source, &why))
+		fprintf(stderr, "vmm: record: -g: the guest sampler records no "
+			"call chains, IPs only\n");
 	status = run_inputs(&cfg, &prog, &prog_len, &kbuf, &kernel, &klen);
 	if (status)
 		return status;
@@ -347,6 +351,10 @@ static int cmd_record(int argc, char **argv)
 	}
 	fprintf(stderr, "[ vmm record: %zu samples of %s written to %s ]\n",
 		profile_nr_samples(prof), r->event, out);
+	if (profile_chains_dropped(prof))
+		fprintf(stderr, "vmm: record: %" PRIu64 " samples kept without "
+			"their call chain: the profile's %u-frame bound\n",
+			profile_chains_dropped(prof), PROFILE_CHAIN_IPS_MAX);
 out:
 	profile_free(prof);
 	free(prog);

@@ -667,6 +667,219 @@ static void test_own_format_corrupt(void **state)
 	profile_free(p);
 }
 
+/* ---- Call chains (record -g) ---- */
+
+/* sample_profile() plus hello's thread 1 in main, called from
+ * libc_start_main_stage2 from __libc_start_main from _start_c: return
+ * addresses a few bytes into each caller. */
+static struct profile *chain_profile(uint64_t *chain)
+{
+	struct profile *p = sample_profile();
+	struct sample s = { .pid = 1, .tid = 1, .kind = SAMPLE_USER,
+			    .period = 10 };
+
+	chain[0] = nm_addr("libc_start_main_stage2") + 5;
+	chain[1] = nm_addr("__libc_start_main") + 5;
+	chain[2] = nm_addr("_start_c") + 5;
+	for (int i = 0; i < 7; i++) {
+		s.ip = nm_addr("main") + 4;
+		s.time_ns = 7000 + i;
+		/* Fields the store fills itself are ignored. */
+		s.chain_nr = 99;
+		s.chain_off = 12345;
+		assert_int_equal(profile_add_chain(p, &s, chain, 3), 0);
+	}
+	/* A sample with a one-frame chain, in exit called from main. */
+	s.ip = nm_addr("exit") + 2;
+	assert_int_equal(profile_add_chain(p, &s, &(uint64_t){ nm_addr("main")
+							       + 9 }, 1), 0);
+	return p;
+}
+
+static void assert_same_chains(const struct profile *p,
+			       const struct profile *q)
+{
+	assert_int_equal(profile_nr_samples(q), profile_nr_samples(p));
+	for (size_t i = 0; i < profile_nr_samples(p); i++) {
+		size_t n, m;
+		const uint64_t *a = profile_sample_chain(p, profile_sample(p, i),
+							 &n);
+		const uint64_t *b = profile_sample_chain(q, profile_sample(q, i),
+							 &m);
+
+		assert_int_equal(n, m);
+		if (n)
+			assert_memory_equal(a, b, n * sizeof(*a));
+	}
+}
+
+static void test_chain_store(void **state)
+{
+	uint64_t chain[PROFILE_CHAIN_MAX + 5];
+	struct profile *p = chain_profile(chain), *plain = sample_profile();
+	const struct sample *s;
+	size_t n, at;
+	const uint64_t *c;
+	char *rep, *a, *b;
+
+	(void)state;
+	assert_false(profile_has_chains(plain));
+	assert_true(profile_has_chains(p));
+	s = profile_sample(p, 0);
+	assert_null(profile_sample_chain(p, s, &n));
+	assert_int_equal(n, 0);
+	at = profile_nr_samples(p) - 8;
+	c = profile_sample_chain(p, profile_sample(p, at), &n);
+	assert_int_equal(n, 3);
+	assert_memory_equal(c, chain, 3 * sizeof(*c));
+
+	/* Root first, after comm and dso; the caller of the leaf sample. */
+	rep = report_str(p, NULL, true);
+	assert_non_null(strstr(rep, "hello;hello;_start_c;__libc_start_main;"
+				"libc_start_main_stage2;main 70\n"));
+	assert_non_null(strstr(rep, "hello;hello;main;exit 10\n"));
+	/* Chainless samples keep their one-frame stacks. */
+	assert_non_null(strstr(rep, "hello;hello;main 6000\n"));
+	assert_non_null(strstr(rep, "[vmm];[vmm];exit:hlt 800\n"));
+	free(rep);
+
+	/* The table is self time, as without chains. */
+	for (size_t i = profile_nr_samples(plain); i < profile_nr_samples(p);
+	     i++)
+		assert_int_equal(profile_add(plain, profile_sample(p, i)), 0);
+	a = report_str(p, NULL, false);
+	b = report_str(plain, NULL, false);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+
+	/* Too long a chain keeps its innermost PROFILE_CHAIN_MAX frames. */
+	for (size_t i = 0; i < PROFILE_CHAIN_MAX + 5; i++)
+		chain[i] = 0x401000 + i;
+	assert_int_equal(profile_add_chain(p, s, chain, PROFILE_CHAIN_MAX + 5),
+			 0);
+	c = profile_sample_chain(p, profile_sample(p, profile_nr_samples(p) - 1),
+				 &n);
+	assert_int_equal(n, PROFILE_CHAIN_MAX);
+	assert_memory_equal(c, chain, n * sizeof(*c));
+	profile_free(plain);
+	profile_free(p);
+}
+
+/* The chain store's bound: past it, samples stay and lose their chain. */
+static void test_chain_bound(void **state)
+{
+	static uint64_t chain[PROFILE_CHAIN_MAX];
+	struct profile *p = profile_new();
+	struct sample s = { .pid = 1, .tid = 1, .kind = SAMPLE_USER,
+			    .period = 1 };
+	size_t fit = PROFILE_CHAIN_IPS_MAX / PROFILE_CHAIN_MAX, n;
+
+	(void)state;
+	for (size_t i = 0; i < fit + 3; i++)
+		assert_int_equal(profile_add_chain(p, &s, chain,
+						   PROFILE_CHAIN_MAX), 0);
+	assert_int_equal(profile_nr_samples(p), fit + 3);
+	assert_int_equal(profile_chains_dropped(p), 3);
+	profile_sample_chain(p, profile_sample(p, fit - 1), &n);
+	assert_int_equal(n, PROFILE_CHAIN_MAX);
+	assert_null(profile_sample_chain(p, profile_sample(p, fit), &n));
+	profile_free(p);
+}
+
+static void *chain_adder(void *a)
+{
+	struct thr_arg *t = a;
+	uint64_t chain[8];
+
+	for (int i = 0; i < 20000; i++) {
+		struct sample s = { .pid = 1, .tid = 1, .cpu = t->cpu,
+				    .kind = SAMPLE_USER, .ip = i,
+				    .period = 1 };
+
+		for (int j = 0; j < 8; j++)
+			chain[j] = (uint64_t)t->cpu << 32 | i << 4 | j;
+		profile_add_chain(t->p, &s, chain, 1 + i % 8);
+	}
+	return NULL;
+}
+
+/* vCPU threads add chains at once: each sample keeps its own. */
+static void test_chain_threads(void **state)
+{
+	struct profile *p = profile_new();
+	struct thr_arg args[4];
+	pthread_t th[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		args[i] = (struct thr_arg){ p, i };
+		pthread_create(&th[i], NULL, chain_adder, &args[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(profile_nr_samples(p), 80000);
+	for (size_t i = 0; i < 80000; i++) {
+		const struct sample *s = profile_sample(p, i);
+		size_t n;
+		const uint64_t *c = profile_sample_chain(p, s, &n);
+
+		assert_int_equal(n, 1 + s->ip % 8);
+		for (size_t j = 0; j < n; j++)
+			assert_int_equal(c[j], (uint64_t)s->cpu << 32 |
+					 s->ip << 4 | j);
+	}
+	profile_free(p);
+}
+
+static void test_chain_files(void **state)
+{
+	uint64_t chain[3];
+	struct profile *p = chain_profile(chain), *q;
+	const char *path = tmpfile_path("chain.data");
+	const char *bad = tmpfile_path("chainbad.data");
+	char *a, *b;
+	uint8_t *d;
+	size_t len, at;
+
+	(void)state;
+	for (int perf = 0; perf < 2; perf++) {
+		assert_int_equal((perf ? perf_data_write : profile_write)
+				 (p, path, err, sizeof(err)), 0);
+		assert_int_equal(profile_open(&q, path, err, sizeof(err)), 0);
+		assert_same_chains(p, q);
+		a = report_str(p, "comm,sym", true);
+		b = report_str(q, "comm,sym", true);
+		assert_string_equal(a, b);
+		assert_non_null(strstr(b, "hello;_start_c;__libc_start_main;"
+				       "libc_start_main_stage2;main 70\n"));
+		free(a);
+		free(b);
+		profile_free(q);
+	}
+
+	/* perfvisor.data: a chain for a sample that is not there. */
+	assert_int_equal(profile_write(p, path, err, sizeof(err)), 0);
+	d = slurp(path, &len);
+	for (at = 16; at + 16 <= len;) {
+		uint32_t type;
+		uint64_t plen;
+
+		memcpy(&type, d + at, 4);
+		memcpy(&plen, d + at + 8, 8);
+		if (type == 7)
+			break;
+		at += 16 + ((plen + 7) & ~7ull);
+	}
+	assert_true(at + 40 <= len);
+	memcpy(d + at + 24, &(uint64_t){ 1u << 30 }, 8);
+	spill(bad, d, len);
+	assert_int_equal(profile_open(&q, bad, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "corrupt record (type 7)"));
+	free(d);
+	profile_free(p);
+}
+
 /* ---- perf.data ---- */
 
 struct perf_counts {
@@ -849,6 +1062,54 @@ static void test_perf_data_corrupt(void **state)
 }
 
 /* The distribution's perf reads it and names our symbols. */
+/* perf script shows record -g's chains as Linux's own (linux-perf). */
+static void test_perf_script_chains(void **state)
+{
+	uint64_t chain[3];
+	struct profile *p = chain_profile(chain);
+	const char *path = tmpfile_path("perfchain.data");
+	const char *frames[] = { " main+0x4 (", " libc_start_main_stage2+0x5 (",
+				 " __libc_start_main+0x5 (", " _start_c+0x5 (" };
+	char cmd[512], *out = NULL, *at, *end;
+	bool found = false;
+	size_t len = 0;
+	FILE *f, *m;
+	int c;
+
+	(void)state;
+	if (system("perf --version >/dev/null 2>&1") != 0) {
+		profile_free(p);
+		skip();	/* linux-perf not installed (scripts/deps.sh) */
+	}
+	assert_int_equal(perf_data_write(p, path, err, sizeof(err)), 0);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	m = open_memstream(&out, &len);
+	assert_non_null(f);
+	assert_non_null(m);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	assert_int_equal(pclose(f), 0);
+	fclose(m);
+	/* Some sample's block: its IP, then the callers innermost first. */
+	for (at = out; at && !found; at = end ? end + 2 : NULL) {
+		char *f0 = at;
+
+		end = strstr(at, "\n\n");
+		if (end)
+			*end = 0;
+		found = true;
+		for (int i = 0; i < 4 && found; i++) {
+			f0 = strstr(f0, frames[i]);
+			found = f0 != NULL;
+		}
+	}
+	if (!found)
+		fail_msg("no sample with main's chain");
+	free(out);
+	profile_free(p);
+}
+
 static void test_perf_report_reads_it(void **state)
 {
 	struct profile *p = sample_profile();
@@ -919,11 +1180,16 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_own_format_round_trip),
 		cmocka_unit_test(test_own_format_corrupt),
+		cmocka_unit_test(test_chain_store),
+		cmocka_unit_test(test_chain_bound),
+		cmocka_unit_test(test_chain_threads),
+		cmocka_unit_test(test_chain_files),
 		cmocka_unit_test(test_perf_data_header),
 		cmocka_unit_test(test_perf_data_round_trip),
 		cmocka_unit_test(test_perf_data_processes),
 		cmocka_unit_test(test_perf_data_corrupt),
 		cmocka_unit_test(test_perf_report_reads_it),
+		cmocka_unit_test(test_perf_script_chains),
 	};
 
 	if (argc != 3) {

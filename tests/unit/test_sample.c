@@ -30,6 +30,7 @@ struct fixture {
 	struct vcpu v;
 	struct vm_observer obs;
 	struct pv_sample got[4];
+	uint32_t nchain[4];
 	int ngot;
 };
 
@@ -53,13 +54,17 @@ static void guest_thread(struct vm *vm, uint64_t proc_va)
 	put_u32(vm, PROC_GPA + PV_PROC_PID, 40);
 }
 
-static void observe(void *ctx, const struct pv_sample *r, uint64_t time_ns)
+static void observe(void *ctx, const struct pv_sample *r, uint64_t time_ns,
+		    const uint64_t *chain, uint32_t nchain)
 {
 	struct fixture *f = ctx;
 
 	(void)time_ns;
-	if (f->ngot < 4)
+	assert_true(nchain == 0 || chain);
+	if (f->ngot < 4) {
+		f->nchain[f->ngot] = nchain;
 		f->got[f->ngot++] = *r;
+	}
 }
 
 /* One fixture, zeroed for each test: the tests run one at a time. */
@@ -181,6 +186,40 @@ static void test_exit_takes_sample(void **state)
 	assert_int_equal(f->v.sample.idle, 1);
 }
 
+/*
+ * -g with an rbp that leads nowhere: the sample still comes, with no
+ * chain (the fixture's vCPU has no KVM fd, so no frame can be read; a
+ * real guest's garbage rbp is test record-callchain-fp's).
+ */
+static void test_exit_chain_unreadable(void **state)
+{
+	struct fixture *f = *state;
+	struct kvm_run *run = f->v.run;
+	const uint64_t period = 1000000000;
+	const uint64_t rbps[] = { 0x7ffffffe000, 0x1003, 0,
+				  KVA(0x1000), ~0ull };
+
+	f->v.fd = -1;
+	guest_thread(&f->vm, KVA(PROC_GPA));
+	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
+					       .period = period,
+					       .callchain = true };
+	f->v.sample.budget.period = period;
+	run->exit_reason = KVM_EXIT_INTR;
+	run->s.regs.sregs.tr.base = KVA(TSS_GPA);
+	run->s.regs.sregs.cs.selector = 0x33;
+	run->s.regs.regs.rip = 0x401234;
+	for (size_t i = 0; i < sizeof(rbps) / sizeof(rbps[0]); i++) {
+		f->ngot = 0;
+		run->s.regs.regs.rbp = rbps[i];
+		f->v.sample.run_tsc = __rdtsc() - period * 3 / 2;
+		vcpu_sample_after_run(&f->v);
+		assert_int_equal(f->ngot, 1);
+		assert_int_equal(f->got[0].ip, 0x401234);
+		assert_int_equal(f->nchain[0], 0);
+	}
+}
+
 /* Time past the timer's deadline is the kick's way out, not the thread's. */
 static void test_exit_clipped_at_deadline(void **state)
 {
@@ -236,6 +275,7 @@ int main(void)
 		cmocka_unit_test_setup(test_thread_read, setup),
 		cmocka_unit_test_setup(test_thread_idle_or_bad, setup),
 		cmocka_unit_test_setup(test_exit_takes_sample, setup),
+		cmocka_unit_test_setup(test_exit_chain_unreadable, setup),
 		cmocka_unit_test_setup(test_exit_clipped_at_deadline, setup),
 		cmocka_unit_test_setup(test_exit_held_kick, setup),
 	};

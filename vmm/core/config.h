@@ -50,6 +50,7 @@ struct vmm_record {
 	bool perf_format;		/* --format perf */
 	bool system_wide;		/* -a: the VMM's own time too */
 	enum vmm_sampler sampler;	/* --sampler */
+	bool callchain;			/* -g: frame-pointer call chains */
 };
 
 struct vmm_file {

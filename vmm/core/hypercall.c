@@ -277,8 +277,9 @@ static int64_t hc_sample(struct vcpu *v, uint64_t gpa)
 		return -EFAULT;
 	if (!o || !o->sample)
 		return 0;
+	/* The guest's PMI sends the IP alone: no call chain. */
 	o->sample(o->ctx, r, (r->time_tsc - vm->boot_tsc) * 1000000 /
-		  vm->tsc_khz);
+		  vm->tsc_khz, NULL, 0);
 	return 0;
 }
 

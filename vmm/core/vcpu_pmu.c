@@ -18,6 +18,7 @@
 #include <x86intrin.h>
 
 #include "boot.h"
+#include "guest_va.h"
 #include "hypercall.h"
 #include "kstat.h"
 #include "layout.h"
@@ -336,30 +337,6 @@ static void vcpu_pmu_kernel_step_setup(struct vcpu *v)
 	}
 }
 
-/* Copy guest virtual memory through the guest's page tables. */
-static size_t vcpu_pmu_read_gva(struct vcpu *v, uint64_t gva,
-				uint8_t *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		struct kvm_translation tr = { .linear_address = gva + done };
-		size_t n = 4096 - ((gva + done) & 4095);
-		uint8_t *p;
-
-		if (n > len - done)
-			n = len - done;
-		if (ioctl(v->fd, KVM_TRANSLATE, &tr) < 0 || !tr.valid)
-			break;
-		p = vm_gpa_to_hva(v->vm, tr.physical_address, n);
-		if (!p)
-			break;
-		memcpy(buf + done, p, n);
-		done += n;
-	}
-	return done;
-}
-
 /*
  * A standard KVM steps every privilege level, not only CPL0, and takes
  * every #DB for itself, the guest's own as well.  The guest kernel sets TF
@@ -402,7 +379,7 @@ static bool vcpu_pmu_kernel_step_count(struct vcpu *v)
 			vcpu_pmu_user_step_reinject(v);
 		return false;
 	}
-	n = vcpu_pmu_read_gva(v, v->pmu.kstep_rip, buf, sizeof(buf));
+	n = guest_va_read(v, v->pmu.kstep_rip, buf, sizeof(buf), NULL);
 	if (n == 0 || x86_classify(buf, n, &ic) < 0)
 		memset(&ic, 0, sizeof(ic));
 	if (ic.rep_string && v->run->s.regs.regs.rip == v->pmu.kstep_rip)

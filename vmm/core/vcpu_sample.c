@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "guest_va.h"
 #include "layout.h"
 #include "stat.h"
 #include "vcpu.h"
@@ -136,12 +137,52 @@ void vcpu_sample_before_run(struct vcpu *v)
 		s->run_tsc = now;
 }
 
+/*
+ * -g: the return addresses of user code's frames, innermost first, from
+ * the frame-pointer chain (rbp -> saved rbp, return address above it).
+ * The guest's memory is read as it is: a frame that is not a frame (code
+ * built without frame pointers, a garbage or hostile rbp) must just end
+ * the walk, so only a rising, aligned chain in user space is followed.
+ * It stops at a null, unaligned or non-increasing rbp, a frame it cannot
+ * read, an address past user space (or a return address in page 0), or
+ * VCPU_SAMPLE_CHAIN_MAX frames.
+ * A sample in a function's prologue (before its `mov %rsp, %rbp`) misses
+ * its caller, as with perf's fp chains.
+ */
+static uint32_t vcpu_sample_chain(struct vcpu *v, uint64_t *chain)
+{
+	struct gva_cache c = { 0 };
+	uint64_t fp = v->run->s.regs.regs.rbp, frame[2];
+	uint32_t n = 0;
+
+	/* User addresses end at PV_USER_TOP, below PV_KERNEL_BASE: above
+	 * it (non-canonical, or the kernel's half) is no user frame but the
+	 * data in the rbp of code without frame pointers. */
+	while (n < VCPU_SAMPLE_CHAIN_MAX) {
+		if (!fp || (fp & 7) || fp >= PV_USER_TOP - sizeof(frame))
+			break;
+		if (guest_va_read(v, fp, frame, sizeof(frame), &c) !=
+		    sizeof(frame))
+			break;
+		/* Nor is a return into the first page, which is never code. */
+		if (frame[1] < 4096 || frame[1] >= PV_USER_TOP)
+			break;
+		chain[n++] = frame[1];
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	return n;
+}
+
 /* n periods ended at this exit: one sample where the vCPU stands. */
 static void vcpu_sample_take(struct vcpu *v, uint64_t n, uint64_t now)
 {
 	const struct vm_observer *o = v->vm->observer;
 	const struct kvm_run *run = v->run;
 	struct pv_sample smp = { 0 };
+	uint64_t chain[VCPU_SAMPLE_CHAIN_MAX];
+	uint32_t nchain = 0;
 
 	v->sample.rearm = true;
 	if (!vcpu_sample_thread(v->vm, run->s.regs.sregs.tr.base, &smp)) {
@@ -156,9 +197,13 @@ static void vcpu_sample_take(struct vcpu *v, uint64_t n, uint64_t now)
 	smp.time_tsc = now;
 	smp.period = n * v->vm->sampling.period;
 	v->sample.taken++;
-	if (o && o->sample)
-		o->sample(o->ctx, &smp, (now - v->vm->boot_tsc) * 1000000 /
-			  v->vm->tsc_khz);
+	if (!o || !o->sample)
+		return;
+	/* The guest kernel keeps no frame pointers: its samples get none. */
+	if (v->vm->sampling.callchain && smp.user)
+		nchain = vcpu_sample_chain(v, chain);
+	o->sample(o->ctx, &smp, (now - v->vm->boot_tsc) * 1000000 /
+		  v->vm->tsc_khz, chain, nchain);
 }
 
 /*

@@ -23,7 +23,11 @@ struct vm_sampling {
 	uint64_t period_tsc;	/* TSC ticks of the thread's time a sample */
 	uint64_t period;	/* what one sample stands for, event units */
 	bool wall;		/* task-clock: VMM time and steal count too */
+	bool callchain;		/* -g: walk user code's frame pointers */
 };
+
+/* -g: return addresses read at most per sample (perf's user default). */
+#define VCPU_SAMPLE_CHAIN_MAX	127
 
 /* Time against the period, in TSC ticks. */
 struct sample_budget {

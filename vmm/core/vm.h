@@ -32,8 +32,11 @@ struct vm_observer {
 	/* PV_HC_STAT_THREAD: an exited guest thread's counts (VM lock held). */
 	void (*thread_exit)(void *ctx, const struct pv_stat_record *r);
 	/* One sample, time_ns since boot: the guest's (PV_HC_SAMPLE) or the
-	 * VMM's, read at a host timer's exit (vcpu_sample.c). */
-	void (*sample)(void *ctx, const struct pv_sample *r, uint64_t time_ns);
+	 * VMM's, read at a host timer's exit (vcpu_sample.c); chain[nchain]:
+	 * with -g, the return addresses of user code's frames, innermost
+	 * first (nchain 0: none). */
+	void (*sample)(void *ctx, const struct pv_sample *r, uint64_t time_ns,
+		       const uint64_t *chain, uint32_t nchain);
 	/* After each exit: the VMM's own time for it, in TSC cycles;
 	 * hypercall is its number for a hypercall exit, else -1. */
 	void (*exit_time)(void *ctx, int cpu, uint32_t exit_reason,

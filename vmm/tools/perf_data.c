@@ -118,8 +118,32 @@ static void wr_mmap(struct out *o, bool kernel, uint32_t pid,
 	wr(o, &t, sizeof(t));
 }
 
-static void wr_sample(struct out *o, const struct sample *s)
+/*
+ * PERF_SAMPLE_CALLCHAIN, as Linux writes it: a context marker, the
+ * sample's own IP, then a user sample's callers, innermost first.
+ */
+static void wr_callchain(struct out *o, const struct profile *p,
+			 const struct sample *s, uint64_t ip)
 {
+	uint64_t ctx = s->kind == SAMPLE_KERNEL ? PERF_CONTEXT_KERNEL :
+		       s->kind == SAMPLE_VMM ? PERF_CONTEXT_HV :
+		       PERF_CONTEXT_USER;
+	size_t n;
+	const uint64_t *chain = profile_sample_chain(p, s, &n);
+	uint64_t nr = 2 + n;
+
+	wr(o, &nr, sizeof(nr));
+	wr(o, &ctx, sizeof(ctx));
+	wr(o, &ip, sizeof(ip));
+	if (n)
+		wr(o, chain, n * sizeof(*chain));
+}
+
+static void wr_sample(struct out *o, const struct profile *p,
+		      const struct sample *s)
+{
+	bool chains = profile_has_chains(p);
+	size_t nchain = 0;
 	struct perf_event_header h = {
 		.type = PERF_RECORD_SAMPLE,
 		.size = sizeof(h) + 40,
@@ -148,8 +172,14 @@ static void wr_sample(struct out *o, const struct sample *s)
 		h.misc = PERF_RECORD_MISC_USER;
 	}
 	_Static_assert(sizeof(b) == 40, "sample body");
+	if (chains) {
+		profile_sample_chain(p, s, &nchain);
+		h.size += (3 + nchain) * 8;
+	}
 	wr(o, &h, sizeof(h));
 	wr(o, &b, sizeof(b));
+	if (chains)
+		wr_callchain(o, p, s, b.ip);
 }
 
 /* Every record of the data section, to be put in time order. */
@@ -196,6 +226,9 @@ static void fill_attr(const struct profile *p, struct perf_event_attr *a)
 	a->config = config;
 	a->sample_period = period ? period : 1;
 	a->sample_type = SAMPLE_TYPE;
+	/* Only with chains: a file without them stays as it was. */
+	if (profile_has_chains(p))
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	a->mmap = 1;
 	a->comm = 1;
 	a->sample_id_all = 1;
@@ -310,7 +343,7 @@ static void wr_data(struct out *o, const struct profile *p,
 					e->time);
 			break;
 		case EV_SAMPLE:
-			wr_sample(o, profile_sample(p, e->idx));
+			wr_sample(o, p, profile_sample(p, e->idx));
 			break;
 		}
 	}

@@ -241,14 +241,47 @@ static void rd_mmap(struct rd_state *s, const struct perf_event_header *h,
 		profile_image_pid(s->p, id, pid, time);
 }
 
+/*
+ * A user sample's callers from its PERF_SAMPLE_CALLCHAIN (d[nr], NULL for
+ * none): the user context's entries after the sample's own IP, at most
+ * PROFILE_CHAIN_MAX into ips.  The kernel's part is left: we keep user
+ * chains only.
+ */
+static size_t rd_user_chain(const uint8_t *d, uint64_t nr, uint64_t ip,
+			    uint64_t *ips)
+{
+	bool user = false, first = true;
+	size_t n = 0;
+
+	for (uint64_t i = 0; d && i < nr && n < PROFILE_CHAIN_MAX; i++) {
+		uint64_t v;
+
+		memcpy(&v, d + 8 * i, 8);
+		if (v >= PERF_CONTEXT_MAX) {
+			user = v == PERF_CONTEXT_USER;
+			continue;
+		}
+		if (!user)
+			continue;
+		if (first && v == ip) {
+			first = false;
+			continue;
+		}
+		first = false;
+		ips[n++] = v;
+	}
+	return n;
+}
+
 /* A PERF_RECORD_SAMPLE: 0, or -1 with a message in err. */
 static int rd_sample(struct rd_state *s, const struct perf_event_header *h,
 		     const uint8_t *rec, size_t len, char *err, size_t errlen)
 {
 	struct sample smp = { 0 };
-	const uint8_t *q = rec, *end = rec + len;
+	const uint8_t *q = rec, *end = rec + len, *chain = NULL;
 	uint32_t cm = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	uint64_t st = s->st;
+	uint64_t st = s->st, nr = 0, ips[PROFILE_CHAIN_MAX];
+	size_t n = 0;
 
 	/* Fields in perf's order; ours come before any variable-sized one,
 	 * so the rest can be ignored. */
@@ -275,6 +308,13 @@ static int rd_sample(struct rd_state *s, const struct perf_event_header *h,
 		TAKE(&smp.period, 8);
 	else
 		smp.period = s->a.freq ? 1 : s->a.sample_period;
+	/* READ's size varies with read_format: a chain after it is left. */
+	if ((st & PERF_SAMPLE_CALLCHAIN) && !(st & PERF_SAMPLE_READ)) {
+		TAKE(&nr, 8);
+		if (nr > (uint64_t)(end - q) / 8)
+			goto bad_sample;
+		chain = q;
+	}
 #undef TAKE
 	if (cm == PERF_RECORD_MISC_HYPERVISOR &&
 	    smp.pid == PERF_DATA_VMM_PID) {
@@ -286,7 +326,9 @@ static int rd_sample(struct rd_state *s, const struct perf_event_header *h,
 	} else {
 		smp.kind = SAMPLE_USER;
 	}
-	if (profile_add(s->p, &smp) < 0)
+	if (smp.kind == SAMPLE_USER)
+		n = rd_user_chain(chain, nr, smp.ip, ips);
+	if (profile_add_chain(s->p, &smp, ips, n) < 0)
 		return profile_fail(err, errlen, "out of memory");
 	return 0;
 bad_sample:

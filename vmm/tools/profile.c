@@ -63,31 +63,83 @@ void profile_free(struct profile *p)
 	free(p->comms);
 	free(p->binds);
 	free(p->samples);
+	free(p->chain);
 	free(p->event);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
-int profile_add(struct profile *p, const struct sample *s)
+/* Room for n more chain IPs, under the profile's bound; lock held. */
+static bool profile_chain_room(struct profile *p, size_t n)
 {
+	size_t cap = p->chain_cap;
+	uint64_t *c;
+
+	if (n > PROFILE_CHAIN_IPS_MAX - p->nchain)
+		return false;
+	if (p->nchain + n <= cap)
+		return true;
+	while (cap < p->nchain + n)
+		cap = cap ? 2 * cap : 16384;
+	if (cap > PROFILE_CHAIN_IPS_MAX)
+		cap = PROFILE_CHAIN_IPS_MAX;
+	c = realloc(p->chain, cap * sizeof(*c));
+	if (!c)
+		return false;
+	p->chain = c;
+	p->chain_cap = cap;
+	return true;
+}
+
+int profile_add_chain(struct profile *p, const struct sample *s,
+		      const uint64_t *chain, size_t n)
+{
+	struct sample *d;
 	int ret = 0;
 
+	/* The outermost frames go: the sample's own end of it is kept. */
+	if (n > PROFILE_CHAIN_MAX)
+		n = PROFILE_CHAIN_MAX;
 	pthread_mutex_lock(&p->lock);
 	if (p->nsamples == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 4096;
-		struct sample *n = realloc(p->samples, cap * sizeof(*n));
+		struct sample *ns = realloc(p->samples, cap * sizeof(*ns));
 
-		if (!n) {
+		if (!ns) {
 			ret = -1;
 			goto out;
 		}
-		p->samples = n;
+		p->samples = ns;
 		p->cap = cap;
 	}
-	p->samples[p->nsamples++] = *s;
+	d = &p->samples[p->nsamples++];
+	*d = *s;
+	d->chain_nr = 0;
+	d->chain_off = 0;
+	if (n && profile_chain_attach(p, p->nsamples - 1, chain, n) < 0)
+		p->chains_dropped++;
 out:
 	pthread_mutex_unlock(&p->lock);
 	return ret;
+}
+
+int profile_chain_attach(struct profile *p, size_t i, const uint64_t *ips,
+			 size_t n)
+{
+	struct sample *d = &p->samples[i];
+
+	if (n > PROFILE_CHAIN_MAX || !profile_chain_room(p, n))
+		return -1;
+	memcpy(&p->chain[p->nchain], ips, n * sizeof(*ips));
+	d->chain_nr = n;
+	d->chain_off = p->nchain;
+	p->nchain += n;
+	return 0;
+}
+
+int profile_add(struct profile *p, const struct sample *s)
+{
+	return profile_add_chain(p, s, NULL, 0);
 }
 
 void profile_comm_at(struct profile *p, uint32_t pid, uint32_t tid,
@@ -161,6 +213,29 @@ uint64_t profile_total_period(const struct profile *p)
 	for (size_t i = 0; i < p->nsamples; i++)
 		t += p->samples[i].period;
 	return t;
+}
+
+const uint64_t *profile_sample_chain(const struct profile *p,
+				     const struct sample *s, size_t *n)
+{
+	/* Bounds-checked: a sample from elsewhere may carry any fields. */
+	if (!s->chain_nr || s->chain_off > p->nchain ||
+	    s->chain_nr > p->nchain - s->chain_off) {
+		*n = 0;
+		return NULL;
+	}
+	*n = s->chain_nr;
+	return &p->chain[s->chain_off];
+}
+
+bool profile_has_chains(const struct profile *p)
+{
+	return p->nchain > 0;
+}
+
+uint64_t profile_chains_dropped(const struct profile *p)
+{
+	return p->chains_dropped;
 }
 
 const char *profile_event_name(const struct profile *p)

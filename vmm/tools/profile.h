@@ -26,7 +26,18 @@ struct sample {
 	uint64_t ip;		/* guest IP (user or kernel); 0 for VMM */
 	uint64_t time_ns;	/* since boot */
 	uint64_t period;	/* events this sample stands for */
+	/* -g: the caller-side frames' return addresses, innermost first, are
+	 * chain_nr IPs from chain_off in the profile's chain array (after
+	 * the sample's own ip; profile_sample_chain()).  0: no chain. */
+	uint32_t chain_nr;
+	uint64_t chain_off;
 };
+
+/* Frames kept per sample; more are cut, the outermost ones. */
+#define PROFILE_CHAIN_MAX	127
+/* IPs kept in all chains of one profile (64 MiB): later samples past it
+ * are stored without their chain and counted (profile_chains_dropped). */
+#define PROFILE_CHAIN_IPS_MAX	(8u << 20)
 
 struct profile;
 
@@ -35,6 +46,14 @@ void profile_free(struct profile *p);
 
 /* Thread-safe: called from vCPU threads.  Returns 0 or -1 (out of memory). */
 int profile_add(struct profile *p, const struct sample *s);
+/*
+ * The same with the sample's call chain: chain[n], the return addresses of
+ * its callers, innermost first (s's chain fields are ignored).  A chain
+ * that does not fit under PROFILE_CHAIN_IPS_MAX is dropped, the sample
+ * kept.  Thread-safe.
+ */
+int profile_add_chain(struct profile *p, const struct sample *s,
+		      const uint64_t *chain, size_t n);
 
 /*
  * Name a guest thread.  profile_comm_at() gives the time the name took
@@ -117,6 +136,12 @@ int profile_report(const struct profile *p, const struct report_opts *o,
 size_t profile_nr_samples(const struct profile *p);
 const struct sample *profile_sample(const struct profile *p, size_t i);
 uint64_t profile_total_period(const struct profile *p);
+/* A sample's call chain (innermost first): *n IPs, NULL if none. */
+const uint64_t *profile_sample_chain(const struct profile *p,
+				     const struct sample *s, size_t *n);
+/* Whether any sample has a chain; how many chains the bound dropped. */
+bool profile_has_chains(const struct profile *p);
+uint64_t profile_chains_dropped(const struct profile *p);
 const char *profile_event_name(const struct profile *p);
 void profile_event(const struct profile *p, uint32_t *perf_type,
 		   uint64_t *perf_config);

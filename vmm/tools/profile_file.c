@@ -31,6 +31,8 @@ enum pvprof_rec {
 	REC_BIND = 4,	/* u32 image, u32 pid, u64 since */
 	REC_SAMPLES = 5,	/* u64 count, count x 40-byte samples */
 	REC_END = 6,
+	REC_CHAINS = 7,	/* u64 count, count x (u64 sample, u32 n, u32 0,
+			 * n x u64 ip): after REC_SAMPLES */
 };
 
 struct buf {
@@ -153,6 +155,28 @@ static void image_write(struct buf *b, const struct image *im)
 	rec_end(b, at);
 }
 
+/* REC_CHAINS: the samples' call chains, by sample index. */
+static void chains_write(struct buf *b, const struct profile *p)
+{
+	size_t at = rec_begin(b, REC_CHAINS), n = 0;
+	const uint64_t *ips;
+
+	for (size_t i = 0; i < p->nsamples; i++)
+		n += p->samples[i].chain_nr > 0;
+	put64(b, n);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		ips = profile_sample_chain(p, &p->samples[i], &n);
+		if (!ips)
+			continue;
+		put64(b, i);
+		put32(b, n);
+		put32(b, 0);
+		for (size_t j = 0; j < n; j++)
+			put64(b, ips[j]);
+	}
+	rec_end(b, at);
+}
+
 int profile_write(const struct profile *p, const char *path,
 		  char *err, size_t errlen)
 {
@@ -203,6 +227,8 @@ int profile_write(const struct profile *p, const char *path,
 		put64(&b, s->period);
 	}
 	rec_end(&b, at);
+	if (profile_has_chains(p))
+		chains_write(&b, p);
 	at = rec_begin(&b, REC_END);
 	rec_end(&b, at);
 	if (b.oom) {
@@ -332,6 +358,29 @@ bad:
 	return -1;
 }
 
+/* REC_CHAINS back onto the samples read so far: 0, or -1 if corrupt. */
+static int chains_read(struct profile *p, struct cur *c)
+{
+	uint64_t n = get64(c), ips[PROFILE_CHAIN_MAX];
+
+	if (c->bad || n > (c->len - c->at) / 16)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t idx = get64(c);
+		uint32_t nr = get32(c);
+
+		get32(c);
+		if (c->bad || idx >= p->nsamples || p->samples[idx].chain_nr ||
+		    !nr || nr > PROFILE_CHAIN_MAX)
+			return -1;
+		for (uint32_t j = 0; j < nr; j++)
+			ips[j] = get64(c);
+		if (c->bad || profile_chain_attach(p, idx, ips, nr) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int parse(struct profile *p, const uint8_t *d, size_t len,
 		 char *err, size_t errlen)
 {
@@ -422,6 +471,10 @@ static int parse(struct profile *p, const uint8_t *d, size_t len,
 			}
 			break;
 		}
+		case REC_CHAINS:
+			if (chains_read(p, &c) < 0)
+				goto corrupt;
+			break;
 		case REC_END:
 			end = true;
 			break;

@@ -46,6 +46,9 @@ struct profile {
 	pthread_mutex_t lock;	/* samples and comms: vCPU threads add */
 	struct sample *samples;
 	size_t nsamples, cap;
+	uint64_t *chain;	/* all samples' call chains, back to back */
+	size_t nchain, chain_cap;
+	uint64_t chains_dropped;	/* past PROFILE_CHAIN_IPS_MAX */
 	struct comm *comms;	/* sorted by (tid, time), stable */
 	size_t ncomms;
 	struct image *images;
@@ -68,5 +71,10 @@ static inline int comm_cmp(uint32_t tid_a, uint64_t time_a, const struct comm *b
 }
 
 void profile_image_free(struct image *im);
+/* Give sample i (which has none) the chain ips[n], n <= PROFILE_CHAIN_MAX;
+ * -1 if out of memory or past PROFILE_CHAIN_IPS_MAX.  Not locked: for
+ * readers filling a profile of their own. */
+int profile_chain_attach(struct profile *p, size_t i, const uint64_t *ips,
+			 size_t n);
 
 #endif

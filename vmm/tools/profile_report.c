@@ -250,6 +250,15 @@ static int str_ptr_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* ';' separates frames, '\n' lines: keep them out of a frame. */
+static char *frame_clean(char *frame)
+{
+	for (char *c = frame; *c; c++)
+		if (*c == ';' || *c == '\n')
+			*c = '_';
+	return frame;
+}
+
 static int print_folded(FILE *f, const struct row *rows, size_t n,
 			const enum sort_key *keys, int nkeys)
 {
@@ -265,12 +274,8 @@ static int print_folded(FILE *f, const struct row *rows, size_t n,
 		for (int k = 0; k < nkeys; k++) {
 			format_key(keys[k], &rows[i], frame, sizeof(frame),
 				   true);
-			/* ';' separates frames, '\n' lines: keep them out. */
-			for (char *c = frame; *c; c++)
-				if (*c == ';' || *c == '\n')
-					*c = '_';
 			at += snprintf(line + at, sizeof(line) - at, "%s%s",
-				       k ? ";" : "", frame);
+				       k ? ";" : "", frame_clean(frame));
 			if (at >= sizeof(line))
 				at = sizeof(line) - 1;
 		}
@@ -292,6 +297,123 @@ out:
 	return ret;
 }
 
+/* One sample resolved to a row of its own. */
+static void fill_row(const struct profile *p, const struct sample *s,
+		     struct row *r)
+{
+	struct sym_info si;
+	char buf[24];
+
+	profile_resolve(p, s, &si);
+	r->comm = profile_comm_of(p, s, buf, sizeof(buf));
+	if (r->comm == buf)
+		r->comm = NULL;
+	r->dso = si.dso;
+	r->sym = si.sym;
+	r->level = si.level;
+	r->addr = s->kind == SAMPLE_VMM ? s->exit_reason : s->ip;
+	r->pid = s->pid;
+	r->tid = s->tid;
+	r->cpu = s->cpu;
+	r->period = s->period;
+	r->nr = 1;
+}
+
+/* A caller's frame: the symbol holding the call (return address - 1). */
+static void format_caller(const struct profile *p, const struct sample *s,
+			  uint64_t ret, char *buf, size_t len)
+{
+	struct sample c = *s;
+	struct sym_info si;
+
+	c.ip = ret - 1;
+	profile_resolve(p, &c, &si);
+	if (si.sym)
+		snprintf(buf, len, "%s", si.sym);
+	else
+		snprintf(buf, len, "0x%" PRIx64, ret);
+}
+
+struct stack {
+	char *line;
+	uint64_t period;
+};
+
+static int stack_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct stack *)a)->line,
+		      ((const struct stack *)b)->line);
+}
+
+/* The sort keys' frames of one sample, its callers root-first before the
+ * symbol's frame; malloc'd, NULL when out of memory. */
+static char *chain_line(const struct profile *p, const struct sample *s,
+			const enum sort_key *keys, int nkeys)
+{
+	char frame[512], *line = NULL;
+	size_t len, nchain;
+	const uint64_t *chain = profile_sample_chain(p, s, &nchain);
+	FILE *m = open_memstream(&line, &len);
+	struct row r;
+
+	if (!m)
+		return NULL;
+	fill_row(p, s, &r);
+	for (int k = 0; k < nkeys; k++) {
+		if (k)
+			fputc(';', m);
+		for (size_t j = nchain; keys[k] == K_SYM && j-- > 0;) {
+			format_caller(p, s, chain[j], frame, sizeof(frame));
+			fputs(frame_clean(frame), m);
+			fputc(';', m);
+		}
+		format_key(keys[k], &r, frame, sizeof(frame), true);
+		fputs(frame_clean(frame), m);
+	}
+	if (fclose(m)) {
+		free(line);
+		return NULL;
+	}
+	return line;
+}
+
+/*
+ * Folded stacks with call chains: one line per distinct stack, each
+ * sample's callers (root first) in front of its symbol.  Samples without
+ * a chain give the keys' stack alone, as print_folded().
+ */
+static int print_folded_chains(FILE *f, const struct profile *p,
+			       const enum sort_key *keys, int nkeys)
+{
+	struct stack *st = calloc(p->nsamples ? p->nsamples : 1, sizeof(*st));
+	size_t n = 0;
+	int ret = 0;
+
+	if (!st)
+		return -1;
+	for (; n < p->nsamples; n++) {
+		st[n].line = chain_line(p, &p->samples[n], keys, nkeys);
+		st[n].period = p->samples[n].period;
+		if (!st[n].line) {
+			ret = -1;
+			goto out;
+		}
+	}
+	qsort(st, n, sizeof(*st), stack_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t sum = 0;
+
+		for (j = i; j < n && !strcmp(st[i].line, st[j].line); j++)
+			sum += st[j].period;
+		fprintf(f, "%s %" PRIu64 "\n", st[i].line, sum);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(st[i].line);
+	free(st);
+	return ret;
+}
+
 /* Resolve every sample and merge those equal under the sort keys. */
 static struct row *build_rows(const struct profile *p,
 			      const struct sorter *so, size_t *nrows)
@@ -302,26 +424,8 @@ static struct row *build_rows(const struct profile *p,
 
 	if (!rows)
 		return NULL;
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct sample *s = &p->samples[i];
-		struct row *r = &rows[i];
-		struct sym_info si;
-		char buf[24];
-
-		profile_resolve(p, s, &si);
-		r->comm = profile_comm_of(p, s, buf, sizeof(buf));
-		if (r->comm == buf)
-			r->comm = NULL;
-		r->dso = si.dso;
-		r->sym = si.sym;
-		r->level = si.level;
-		r->addr = s->kind == SAMPLE_VMM ? s->exit_reason : s->ip;
-		r->pid = s->pid;
-		r->tid = s->tid;
-		r->cpu = s->cpu;
-		r->period = s->period;
-		r->nr = 1;
-	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		fill_row(p, &p->samples[i], &rows[i]);
 	qsort_r(rows, p->nsamples, sizeof(*rows), rows_cmp_r, (void *)so);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		if (n && !rows_cmp_keys(&rows[n - 1], &rows[i], so)) {
@@ -437,6 +541,8 @@ int profile_report(const struct profile *p, const struct report_opts *o,
 	if (!rows) {
 		ret = -1;
 		errno = ENOMEM;
+	} else if (o->folded && profile_has_chains(p)) {
+		ret = print_folded_chains(f, p, keys, so.nkeys);
 	} else if (o->folded) {
 		ret = print_folded(f, rows, n, keys, so.nkeys);
 	} else {

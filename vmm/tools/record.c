@@ -43,6 +43,7 @@ void record_prepare(const struct vmm_record *r, const char *source,
 	if (record_vmm_side(r, source, &why)) {
 		/* The guest kernel samples nothing: its record period is 0. */
 		vs->wall = r->code == PV_EVENT_TASK_CLOCK;
+		vs->callchain = r->callchain;
 		vs->period = r->period ? r->period : vs->wall ?
 			     RECORD_TASK_CLOCK_PERIOD : tsc_khz;
 		vs->period_tsc = vs->wall ? vs->period * tsc_khz / 1000000
@@ -59,7 +60,8 @@ void record_prepare(const struct vmm_record *r, const char *source,
 }
 
 static void record_sample(void *ctx, const struct pv_sample *r,
-			  uint64_t time_ns)
+			  uint64_t time_ns, const uint64_t *chain,
+			  uint32_t nchain)
 {
 	struct profile *p = ctx;
 	struct sample s = { 0 };
@@ -75,7 +77,7 @@ static void record_sample(void *ctx, const struct pv_sample *r,
 	s.ip = r->ip;
 	s.time_ns = time_ns;
 	s.period = r->period;
-	profile_add(p, &s);
+	profile_add_chain(p, &s, chain, nchain);
 }
 
 /* record -a: the VMM's own time per exit reason (Xenoprof, Du et al.). */
