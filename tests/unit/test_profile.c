@@ -539,19 +539,26 @@ static void *adder(void *a)
 	return NULL;
 }
 
-static void test_threads(void **state)
+/* Four threads (vCPUs 0-3) run fn on one profile at once. */
+static void threads_run4(struct profile *p, void *(*fn)(void *))
 {
-	struct profile *p = profile_new();
 	struct thr_arg args[4];
 	pthread_t th[4];
 
-	(void)state;
 	for (int i = 0; i < 4; i++) {
 		args[i] = (struct thr_arg){ p, i };
-		pthread_create(&th[i], NULL, adder, &args[i]);
+		pthread_create(&th[i], NULL, fn, &args[i]);
 	}
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
+}
+
+static void test_threads(void **state)
+{
+	struct profile *p = profile_new();
+
+	(void)state;
+	threads_run4(p, adder);
 	assert_int_equal(profile_nr_samples(p), 80000);
 	assert_int_equal(profile_nr_comms(p), 16);
 	assert_int_equal(profile_total_period(p), 80000);
@@ -808,16 +815,9 @@ static void *chain_adder(void *a)
 static void test_chain_threads(void **state)
 {
 	struct profile *p = profile_new();
-	struct thr_arg args[4];
-	pthread_t th[4];
 
 	(void)state;
-	for (int i = 0; i < 4; i++) {
-		args[i] = (struct thr_arg){ p, i };
-		pthread_create(&th[i], NULL, chain_adder, &args[i]);
-	}
-	for (int i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
+	threads_run4(p, chain_adder);
 	assert_int_equal(profile_nr_samples(p), 80000);
 	for (size_t i = 0; i < 80000; i++) {
 		const struct sample *s = profile_sample(p, i);
