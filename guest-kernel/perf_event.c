@@ -1069,11 +1069,9 @@ u32 perf_event_private_slots(const struct task *parent)
 static void event_sample_write(struct perf_event *e, struct task *t,
 			       const struct trapframe *tf, u64 kip)
 {
-	/* Found in the kernel, for an event that counts there: the kernel's
-	 * IP, as Linux's NMI would give; the PMI itself waited. */
-	bool kern = kip && (e->evtsel & PV_EVTSEL_OS);
 	struct pv_perf_mmap_page *p = e->page;
-	u64 rec[10], st = e->sample_type, ring, head, size, va, pa = 0;
+	u64 rec[10], st = e->sample_type, ring, head, size, va, pa = 0, ip;
+	bool user = kpmu_sample_ip(kip, e->evtsel, tf, &ip);
 	u64 page = 1;	/* no page: page-aligned addresses only below */
 	u32 n = 1;
 
@@ -1084,7 +1082,7 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 	if (st & PV_PERF_SAMPLE_IDENTIFIER)
 		rec[n++] = e->id;
 	if (st & PV_PERF_SAMPLE_IP)
-		rec[n++] = kern ? kip : tf->rip;
+		rec[n++] = ip;
 	if (st & PV_PERF_SAMPLE_TID)	/* u32 pid, u32 tid */
 		rec[n++] = (u64)(u32)t->tid << 32 | (u32)t->proc->pid;
 	if (st & PV_PERF_SAMPLE_TIME)
@@ -1100,7 +1098,7 @@ static void event_sample_write(struct perf_event *e, struct task *t,
 	size = n * 8;
 	/* struct perf_event_header: u32 type, u16 misc, u16 size */
 	rec[0] = PV_PERF_RECORD_SAMPLE | size << 48 |
-		 (u64)(!kern && (tf->cs & 3) == 3 ? PV_PERF_RECORD_MISC_USER :
+		 (u64)(user ? PV_PERF_RECORD_MISC_USER :
 		       PV_PERF_RECORD_MISC_KERNEL) << 32;
 	head = p->data_head;
 	if (!ring || head - __atomic_load_n(&p->data_tail, __ATOMIC_ACQUIRE) +

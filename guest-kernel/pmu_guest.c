@@ -464,11 +464,23 @@ void kpmu_rearm(int idx, u64 period)
 	kpmu_rearm_read(idx, period);
 }
 
+bool kpmu_sample_ip(u64 kip, u64 evtsel, const struct trapframe *tf,
+		    u64 *ip)
+{
+	/* The PMI itself waited for the return to user mode; Linux's NMI
+	 * would have interrupted the kernel where the overflow was. */
+	if (kip && (evtsel & PV_EVTSEL_OS)) {
+		*ip = kip;
+		return false;
+	}
+	*ip = tf->rip;
+	return (tf->cs & 3) == 3;
+}
+
 /* `vmm record`: one sample of the interrupted context. */
 static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 			u64 kip)
 {
-	bool kern = kip && (boot_params->record_evtsel & PV_EVTSEL_OS);
 	u64 period = boot_params->record_period;
 	u64 pmc = kpmu_rearm_read(idx, period);
 	u64 armed = t->record_armed ? t->record_armed : period;
@@ -493,8 +505,7 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 	s.pid = t->proc ? t->proc->pid : 0;
 	s.tid = t->tid;
 	s.cpu = t->cpu->id;
-	s.user = !kern && (tf->cs & 3) == 3;
-	s.ip = kern ? kip : tf->rip;
+	s.user = kpmu_sample_ip(kip, boot_params->record_evtsel, tf, &s.ip);
 	s.time_tsc = rdtsc();
 	memcpy(s.comm, t->comm, sizeof(s.comm));
 	hcall(PV_HC_SAMPLE, V2P(&s), 0, 0);

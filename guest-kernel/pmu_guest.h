@@ -70,5 +70,13 @@ bool kpmu_debug_trap(struct trapframe *tf);
 uint64_t kpmu_sample_start(int idx);
 void kpmu_rearm(int idx, uint64_t period);
 void kpmu_pmi(struct trapframe *tf);
+/*
+ * Where a sample of a PMI's overflow is, for an event of PERFEVTSEL
+ * evtsel: kip, where in the kernel the VMM found the overflow (0: not
+ * there), when the event counts kernel mode, else the interrupted tf.
+ * Sets *ip; returns whether that is user mode.
+ */
+bool kpmu_sample_ip(uint64_t kip, uint64_t evtsel,
+		    const struct trapframe *tf, uint64_t *ip);
 
 #endif

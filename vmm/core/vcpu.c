@@ -49,6 +49,13 @@ const struct kvm_sregs *vcpu_sregs(struct vcpu *v)
 	return &v->run->s.regs.sregs;
 }
 
+bool vcpu_in_user_code(const struct vcpu *v)
+{
+	/* kvm_pvm's `syscall` exits at CPL3 already at LSTAR: kernel. */
+	return (v->run->s.regs.sregs.cs.selector & 3) == 3 &&
+	       v->run->s.regs.regs.rip < PV_KERNEL_BASE;
+}
+
 static void seg_flat(struct kvm_segment *s, uint16_t sel, uint8_t type,
 		     bool code)
 {

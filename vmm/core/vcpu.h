@@ -21,6 +21,8 @@ enum exit_result vcpu_handle_exit(struct vcpu *v);
 struct kvm_regs *vcpu_regs(struct vcpu *v);
 void vcpu_regs_mark_dirty(struct vcpu *v);
 const struct kvm_sregs *vcpu_sregs(struct vcpu *v);
+/* At this exit the guest stands in user code (CPL3, below the kernel). */
+bool vcpu_in_user_code(const struct vcpu *v);
 void vcpu_dump(struct vcpu *v, const char *why);
 
 /* Exit handlers: free functions the unit tests call with a fake kvm_run. */

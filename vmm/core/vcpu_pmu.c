@@ -505,10 +505,8 @@ void vcpu_pmu_after_run(struct vcpu *v)
 		break;
 	}
 	v->pmu.exit_tsc = __rdtsc();
-	/* kvm_pvm's `syscall` exits at CPL3 on its way to LSTAR: kernel. */
 	pmu_vcpu_exit_ip(v->pmu.pv, run->s.regs.regs.rip,
-			 run->s.regs.regs.rip >= PV_KERNEL_BASE ||
-			 !(run->s.regs.sregs.cs.selector & 3));
+			 !vcpu_in_user_code(v));
 	pmu_vcpu_exit(v->pmu.pv, why);
 	vcpu_pmu_steal(v);
 }

@@ -191,9 +191,7 @@ static void vcpu_sample_take(struct vcpu *v, uint64_t n, uint64_t now)
 	}
 	smp.cpu = v->id;
 	smp.ip = run->s.regs.regs.rip;
-	/* kvm_pvm's `syscall` jumps to LSTAR still at CPL3: the kernel's. */
-	smp.user = (run->s.regs.sregs.cs.selector & 3) == 3 &&
-		   smp.ip < PV_KERNEL_BASE;
+	smp.user = vcpu_in_user_code(v);
 	smp.time_tsc = now;
 	smp.period = n * v->vm->sampling.period;
 	v->sample.taken++;

@@ -122,14 +122,12 @@ static void wr_mmap(struct out *o, bool kernel, uint32_t pid,
  * PERF_SAMPLE_CALLCHAIN, as Linux writes it: a context marker, the
  * sample's own IP, then a user sample's callers, innermost first.
  */
-static void wr_callchain(struct out *o, const struct profile *p,
-			 const struct sample *s, uint64_t ip)
+static void wr_callchain(struct out *o, const struct sample *s, uint64_t ip,
+			 const uint64_t *chain, size_t n)
 {
 	uint64_t ctx = s->kind == SAMPLE_KERNEL ? PERF_CONTEXT_KERNEL :
 		       s->kind == SAMPLE_VMM ? PERF_CONTEXT_HV :
 		       PERF_CONTEXT_USER;
-	size_t n;
-	const uint64_t *chain = profile_sample_chain(p, s, &n);
 	uint64_t nr = 2 + n;
 
 	wr(o, &nr, sizeof(nr));
@@ -144,6 +142,7 @@ static void wr_sample(struct out *o, const struct profile *p,
 {
 	bool chains = profile_has_chains(p);
 	size_t nchain = 0;
+	const uint64_t *chain = profile_sample_chain(p, s, &nchain);
 	struct perf_event_header h = {
 		.type = PERF_RECORD_SAMPLE,
 		.size = sizeof(h) + 40,
@@ -172,14 +171,12 @@ static void wr_sample(struct out *o, const struct profile *p,
 		h.misc = PERF_RECORD_MISC_USER;
 	}
 	_Static_assert(sizeof(b) == 40, "sample body");
-	if (chains) {
-		profile_sample_chain(p, s, &nchain);
+	if (chains)
 		h.size += (3 + nchain) * 8;
-	}
 	wr(o, &h, sizeof(h));
 	wr(o, &b, sizeof(b));
 	if (chains)
-		wr_callchain(o, p, s, b.ip);
+		wr_callchain(o, s, b.ip, chain, nchain);
 }
 
 /* Every record of the data section, to be put in time order. */

@@ -59,6 +59,9 @@ void record_prepare(const struct vmm_record *r, const char *source,
 		RECORD_DEFAULT_PERIOD;
 }
 
+/* A walk's whole chain fits the store's per-sample bound. */
+_Static_assert(VCPU_SAMPLE_CHAIN_MAX <= PROFILE_CHAIN_MAX, "chain bounds");
+
 static void record_sample(void *ctx, const struct pv_sample *r,
 			  uint64_t time_ns, const uint64_t *chain,
 			  uint32_t nchain)
