@@ -5,8 +5,11 @@
  *
  * vfs.c and pipe.c hold the logic and include only this header, so the same
  * files are built on the host (VFS_HOST) and unit-tested there with plain
- * pointers as "user" pointers.  fs_syscalls.c is the kernel-only half: the
- * system calls, the console, blocking, and the memory hooks below.
+ * pointers as "user" pointers.  The system calls are the kernel-only half
+ * (fs_syscalls.h): opening, naming and the memory hooks below in
+ * fs_syscalls.c, the data path with the console and blocking in fs_rw.c,
+ * stat and attributes in fs_attr.c, descriptors, pipes and poll in
+ * fs_fd.c.
  *
  * Cost model (docs/design.md section 1): every kernel instruction is
  * emulated, and an exit to the VMM (a hypercall) costs about as much as
@@ -16,7 +19,7 @@
  * contiguous so that execve and mmap can use them directly.
  *
  * Locking: none here.  Every caller holds the big kernel lock (sched.h);
- * the only place that sleeps is the pipe loop in fs_syscalls.c, which holds
+ * the only place that sleeps is the pipe loop in fs_rw.c, which holds
  * a reference on the file across the sleep.
  */
 #ifndef KERNEL_VFS_H
@@ -311,7 +314,7 @@ struct inode *vfs_host_node(struct inode *dir, const char *name, u32 len,
 			    u32 h, const struct hostfs_attr *a);
 int vfs_mount_host(const char *path, const struct hostfs_attr *a);
 
-/* pipe.c: buffer logic; never blocks (fs_syscalls.c waits) */
+/* pipe.c: buffer logic; never blocks (fs_rw.c waits) */
 int pipe_create(struct file **rd, struct file **wr, u32 flags);
 s64 pipe_read(struct pipe *p, void *ubuf, u64 len);
 s64 pipe_write(struct pipe *p, const void *ubuf, u64 len);
