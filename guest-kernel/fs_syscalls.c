@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * File system calls (Linux x86-64 semantics) over vfs.c: opening and
- * naming (open, mkdir, unlink, rename, readlink, chdir, getcwd, truncate,
- * links), the memory hooks vfs.c and pipe.c use, and what the rest of the
- * kernel asks of the file layer (exec's and mmap's lookups).  Kernel only.
+ * File system calls (Linux x86-64 semantics) over the file layer
+ * (vfs.h): opening and naming (open, mkdir, unlink, rename, readlink,
+ * chdir, getcwd, truncate, links), the memory hooks the file layer and
+ * pipe.c use, and what the rest of the kernel asks of the file layer
+ * (exec's and mmap's lookups).  Kernel only.
  * The data path is in fs_rw.c, stat and attributes in fs_attr.c,
  * descriptors, pipes and poll in fs_fd.c; what they share in
  * fs_syscalls.h.
  *
  * Every user pointer is range-checked here with user_range_ok() before
- * vfs.c or pipe.c touch it through copy_*_user (which turn a fault on an
- * unmapped page into -EFAULT).
+ * the file layer or pipe.c touch it through copy_*_user (which turn a
+ * fault on an unmapped page into -EFAULT).
  */
 #include "procfs.h"
 #include "fs_syscalls.h"
@@ -18,7 +19,7 @@
 
 extern struct pv_boot_params *boot_params;
 
-/* ---- memory hooks for vfs.c and pipe.c ---- */
+/* ---- memory hooks for the file layer and pipe.c ---- */
 
 /* The free huge pages that are not part of the run go back at the end.
  * Out of line, as it was beside sendfile: vfs_data_alloc()'s one-page

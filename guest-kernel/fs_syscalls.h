@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the file system calls share (Linux x86-64 semantics), kernel only:
- * fs_syscalls.c (opening, naming, the memory hooks vfs.c uses), fs_rw.c
- * (the data path), fs_attr.c (stat and attributes) and fs_fd.c
+ * fs_syscalls.c (opening, naming, the memory hooks the file layer uses),
+ * fs_rw.c (the data path), fs_attr.c (stat and attributes) and fs_fd.c
  * (descriptors, pipes, poll).
  *
  * Every user pointer is range-checked in those files with user_range_ok()
- * before vfs.c or pipe.c touch it through copy_*_user (which turn a fault
- * on an unmapped page into -EFAULT).  The small helpers are static
+ * before the file layer (vfs.h) or pipe.c touch it through copy_*_user
+ * (which turn a fault on an unmapped page into -EFAULT).  The small helpers are static
  * inline here, inlined where they are used as when they were static in
  * one file: every kernel instruction is emulated, a call's too.
  */
