@@ -13,7 +13,7 @@
  * end (pread) or not past it with room in what the file has allocated
  * (pwrite).
  * Anything else, and a BKL held elsewhere, goes to syscall_fast with its
- * registers untouched, and fs_syscalls.c's prw() does it: that is the
+ * registers untouched, and fs_rw.c's prw() does it: that is the
  * reference, and what is done here must give what it gives.  Nothing
  * done here makes a signal pending or wakes a task, so skipping
  * return_to_user() loses nothing, as for getpid (docs/design.md

@@ -24,7 +24,7 @@
  */
 #define MM_VMA_SMALL	170		/* PAGE_SIZE / sizeof(struct vma) */
 #define MM_VMA_BIG	87381		/* PV_HUGE_SIZE / sizeof(struct vma) */
-/* Freed 2 MiB-page blocks an address space keeps for reuse (mm.c). */
+/* Freed 2 MiB-page blocks an address space keeps for reuse (mm_mmap.c). */
 #define MM_CACHE_MAX	16
 #define MM_CACHE_BYTES	(32ull << 20)
 
@@ -95,7 +95,17 @@ extern bool mm_tlb_ipi_on;
 void mm_tlb_init(bool on);
 void mm_tlb_ipi(void);
 void mm_tlb_return(struct cpu *c);
-u64 pte_flags(u32 prot);
+/* Inline: the mm files' callers fold it to a constant (mm_brk). */
+static inline u64 pte_flags(u32 prot)
+{
+	u64 f = PTE_P | PTE_U;
+
+	if (prot & PROT_WRITE)
+		f |= PTE_W;
+	if (!(prot & PROT_EXEC))
+		f |= PTE_NX;
+	return f;
+}
 int mm_map_page(struct mm *mm, u64 va, u64 pa, u64 flags);
 int mm_map_huge(struct mm *mm, u64 va, u64 pa, u64 flags);
 u64 *mm_walk(struct mm *mm, u64 va, bool create, bool *huge);

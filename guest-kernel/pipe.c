@@ -2,7 +2,7 @@
 /*
  * Pipe buffers: a 64 KiB ring in 4 KiB pages allocated on first use (most
  * pipes carry a few lines).  These functions never block: they return
- * -EAGAIN and fs_syscalls.c sleeps on the wait queues.  Data moves with
+ * -EAGAIN and fs_rw.c sleeps on the wait queues.  Data moves with
  * one copy_*_user per page piece, each a single hypercall from 64 bytes.
  */
 #include "vfs.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * /proc and /sys for the system calls (fs_syscalls.c): the facts procfs.c
- * writes about (CPUID, --cpus, the caller's mappings and program) and the
- * open, stat, access and readlink of its paths.
+ * /proc and /sys for the system calls (fs_syscalls.c, fs_attr.c): the
+ * facts procfs.c writes about (CPUID, --cpus, the caller's mappings and
+ * program) and the open, stat, access and readlink of its paths.
  *
  * An opened file is an inode outside the tree holding its text, freed at
  * the last close.  /proc/cpuinfo is the same all boot long and costs

@@ -28,7 +28,7 @@ struct proc {
 	int pgid;
 	int nthreads;			/* live threads */
 	struct mm *mm;
-	struct fdtable *fdt;		/* vfs.c */
+	struct fdtable *fdt;		/* vfs_fd.c */
 	struct proc *parent;
 	struct proc *children;		/* list through sibling */
 	struct proc *sibling;

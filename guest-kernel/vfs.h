@@ -3,10 +3,14 @@
  * The guest kernel's file layer: an in-memory tree seeded from the
  * initramfs, open file descriptions, descriptor tables and pipes.
  *
- * vfs.c and pipe.c hold the logic and include only this header, so the same
- * files are built on the host (VFS_HOST) and unit-tested there with plain
- * pointers as "user" pointers.  fs_syscalls.c is the kernel-only half: the
- * system calls, the console, blocking, and the memory hooks below.
+ * vfs.c (the tree), vfs_file.c (file data, open files), vfs_fd.c
+ * (descriptor tables) and pipe.c hold the logic and include only this
+ * header, so the same files are built on the host (VFS_HOST) and
+ * unit-tested there with plain pointers as "user" pointers.  The system
+ * calls are the kernel-only half (fs_syscalls.h): opening, naming and the
+ * memory hooks below in fs_syscalls.c, the data path with the console and
+ * blocking in fs_rw.c, stat and attributes in fs_attr.c, descriptors,
+ * pipes and poll in fs_fd.c.
  *
  * Cost model (docs/design.md section 1): every kernel instruction is
  * emulated, and an exit to the VMM (a hypercall) costs about as much as
@@ -16,7 +20,7 @@
  * contiguous so that execve and mmap can use them directly.
  *
  * Locking: none here.  Every caller holds the big kernel lock (sched.h);
- * the only place that sleeps is the pipe loop in fs_syscalls.c, which holds
+ * the only place that sleeps is the pipe loop in fs_rw.c, which holds
  * a reference on the file across the sleep.
  */
 #ifndef KERNEL_VFS_H
@@ -218,13 +222,13 @@ int vfs_unlink(struct nameres *nr, bool dir);
 int vfs_rename(struct nameres *from, struct nameres *to);
 int vfs_path(struct inode *n, char *buf, u64 size);
 void vfs_stat(struct inode *n, struct linux_stat *st);
-int vfs_truncate(struct inode *n, u64 size);
-void vfs_pin(struct inode *n);
 struct inode *inode_new(u32 mode, u8 kind);	/* zeroed, refs 0 */
 void inode_get(struct inode *n);
 void inode_put(struct inode *n);
 
-/* vfs.c: open files */
+/* vfs_file.c: a file's data and open files */
+int vfs_truncate(struct inode *n, u64 size);
+void vfs_pin(struct inode *n);
 s64 vfs_read(struct file *f, void *ubuf, u64 len, u64 pos);
 s64 vfs_write(struct file *f, const void *ubuf, u64 len, u64 pos);
 s64 vfs_getdents(struct file *f, void *ubuf, u64 count);
@@ -234,7 +238,7 @@ int vfs_open(struct nameres *nr, u32 flags, u32 mode, u32 umask,
 struct file *file_new(struct inode *n, u32 flags);
 void file_put(struct file *f);
 
-/* vfs.c: descriptor tables */
+/* vfs_fd.c: descriptor tables */
 struct fdtable *fdt_new(void);
 struct fdtable *fdt_create_console(void);
 struct fdtable *fdt_dup(struct fdtable *fdt);
@@ -311,7 +315,7 @@ struct inode *vfs_host_node(struct inode *dir, const char *name, u32 len,
 			    u32 h, const struct hostfs_attr *a);
 int vfs_mount_host(const char *path, const struct hostfs_attr *a);
 
-/* pipe.c: buffer logic; never blocks (fs_syscalls.c waits) */
+/* pipe.c: buffer logic; never blocks (fs_rw.c waits) */
 int pipe_create(struct file **rd, struct file **wr, u32 flags);
 s64 pipe_read(struct pipe *p, void *ubuf, u64 len);
 s64 pipe_write(struct pipe *p, const void *ubuf, u64 len);

@@ -53,7 +53,7 @@ enum pv_fs_op {
 #define PV_FS_NAME_MAX		255
 #define PV_FS_IO_MAX		0x7ffff000ull	/* Linux's MAX_RW_COUNT */
 /* Writes and truncation end here (-EFBIG), as the in-memory tree's files
- * do (guest-kernel/vfs.c): no guest makes a host file of petabytes. */
+ * do (guest-kernel/vfs_file.c): no guest makes a host file of petabytes. */
 #define PV_FS_FILE_MAX		(1ull << 40)
 
 struct pv_fs_req {

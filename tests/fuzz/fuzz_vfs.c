@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: the guest kernel's file layer (guest-kernel/vfs.c,
- * pipe.c) built for the host with -DVFS_HOST, centred on the path
+ * vfs_file.c, vfs_fd.c, pipe.c) built for the host with -DVFS_HOST,
+ * centred on the path
  * resolver.  Paths come straight from guest programs (open, mkdir, rename,
  * unlink, chdir...), so any bytes must resolve or fail with -errno, and the
  * tree must stay consistent whatever sequence of creates, renames, removes,

@@ -2,7 +2,7 @@
 /*
  * First holes: of four padded 300 KiB blocks the middle two are unmapped
  * and must fault, and two new blocks of that size must land in their hole,
- * not above the last block (the kernel's gap hint, mm.c).
+ * not above the last block (the kernel's gap hint, mm_mmap.c).
  * Then a malloc/free loop of blocks over 2 MiB that are not a multiple of
  * it (musl and glibc mmap and munmap such blocks).  Each round maps 3 MiB
  * and a few pages, checks it reads as zero, fills and unmaps it.  munmap of
@@ -18,7 +18,7 @@
  * reservation (2 MiB pages inside it, mm_populate()), a page unmapped in
  * the middle, MADV_DONTNEED at the thread's exit, munmap; the memory must
  * come back (8 rounds would leak 64 MiB).  Last, freed blocks the kernel
- * keeps for reuse (mm.c) must not show: each faults, mprotect and madvise
+ * keeps for reuse (mm_mmap.c) must not show: each faults, mprotect and madvise
  * over one fail as over unmapped memory, a forked child does not inherit
  * them, and they count as free memory.  The fork comes after the parts
  * above have spent the 2 MiB frames: its copy of the stack's 2 MiB pages
@@ -158,7 +158,7 @@ static int remap(void)
  * Blocks grown as glibc's realloc() grows an mmapped chunk (Lua's big
  * tables): 1 MiB and a page, then mremap to 1.5x seven times, page
  * multiples and never 2 MiB ones.  The kernel keeps such a block padded
- * to 2 MiB pages (mm.c, mm_mremap_size()) and grows it inside the
+ * to 2 MiB pages (mm_mmap.c, mm_mremap_size()) and grows it inside the
  * padding or in place past it; with a block mapped after it (kind 1) it
  * moves, padded; mapped MAP_FIXED at the start of a PROT_NONE
  * reservation (kind 2) it has 4 KiB pages at its end and moves every

@@ -3,7 +3,7 @@
  * pread64 and pwrite64 on a file in /tmp, each result printed, for
  * comparison with the native run (tests/kvm/meson.build, check.sh -n).
  * In the guest these take the leaf paths of guest-kernel/file_leaf.S
- * when the case is plain and the full path (fs_syscalls.c) otherwise,
+ * when the case is plain and the full path (fs_rw.c) otherwise,
  * so the cases straddle every test that chooses: counts below and above
  * 64 bytes and MAX_RW_COUNT, offsets before, at, past the end and
  * negative, holes, growth inside and beyond what the file has allocated,

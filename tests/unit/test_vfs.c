@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The guest kernel's file layer (guest-kernel/vfs.c, pipe.c) on the host:
- * user pointers are plain pointers, and this file provides the hooks the
- * kernel's fs_syscalls.c provides in the guest (memory, wake-ups).
+ * The guest kernel's file layer (guest-kernel/vfs.c, vfs_file.c, vfs_fd.c,
+ * pipe.c) on the host: user pointers are plain pointers, and this file
+ * provides the hooks the kernel's fs_syscalls.c provides in the guest
+ * (memory, wake-ups).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,7 +64,7 @@ void *vfs_data_alloc(u64 need, u64 *cap)
 {
 	*cap = (need + 4095) & ~4095ull;
 	data_allocs++;
-	/* Garbage, as page_alloc gives: vfs.c must zero what it exposes. */
+	/* Garbage, as page_alloc gives: vfs_file.c must zero what it exposes. */
 	return memset(aligned_alloc(4096, *cap), 0xa5, *cap);
 }
 
