@@ -148,6 +148,8 @@ struct inode {
 	 * file's, or utimensat's); both 0: the epoch. */
 	u64 mtime_tsc, mtime_ns;
 	u8 *data;			/* contents, contiguous */
+	const u8 *code_told;		/* the pinned data the VMM was told
+					 * of (PV_HC_STEP_CODE) */
 	u64 cap;			/* bytes allocated at data */
 	struct pipe *pipe;
 	struct perf_event *perf;	/* VN_PERF */

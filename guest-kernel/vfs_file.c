@@ -6,6 +6,9 @@
  * unit test.
  */
 #include "vfs.h"
+#ifndef VFS_HOST
+#include "vpmu.h"		/* PV_HC_STEP_CODE */
+#endif
 
 /*
  * Make n's data ours and at least end bytes big.  Borrowed data (the
@@ -66,11 +69,21 @@ int vfs_truncate(struct inode *n, u64 size)
 	return 0;
 }
 
-/* Someone maps n's data: from now on writes go to a fresh copy and the
- * old buffer is never freed (leaked: no mapping refcounts yet). */
+/*
+ * Someone maps n's data: from now on writes go to a fresh copy and the
+ * old buffer is never freed (leaked: no mapping refcounts yet).  So it is
+ * code that never changes, as the initramfs is, and the step source may
+ * count it by blocks: the VMM is told once per buffer.
+ */
 void vfs_pin(struct inode *n)
 {
 	n->data_owned = 0;
+#ifndef VFS_HOST
+	if (n->data && n->size && n->data != n->code_told) {
+		hcall(PV_HC_STEP_CODE, V2P(n->data), n->size, 0);
+		n->code_told = n->data;
+	}
+#endif
 }
 
 static s64 zero_user(u8 *ubuf, u64 len)

@@ -256,6 +256,16 @@ enum pv_vpmu_hypercall {
 	 * period) events before its wrap.  -> the count read, or -EINVAL.
 	 */
 	PV_HC_PMU_REARM = 37,
+	/*
+	 * (gpa, len): [gpa, gpa + len) holds a file's bytes that the guest
+	 * kernel maps in place and will never write or free again (a pinned
+	 * image: an executable's, a library's, any read-only file mapping's).
+	 * The step source may end blocks with int3s there, as in the
+	 * initramfs.  -> 0 (also when the source does not count by blocks),
+	 * -EINVAL for a span outside RAM or over the step cache, -ENOSPC
+	 * when the VMM's table of spans is full.
+	 */
+	PV_HC_STEP_CODE = 38,
 	PV_HC_PMU_NR
 };
 

@@ -436,6 +436,7 @@ const char *hypercall_name(unsigned int nr)
 		[PV_HC_STEP_ARM] = "step-arm",
 		[PV_HC_STEP_ACCOUNT] = "step-account",
 		[PV_HC_PMU_REARM] = "pmu-rearm",
+		[PV_HC_STEP_CODE] = "step-code",
 	};
 
 	return nr < sizeof(names) / sizeof(names[0]) ? names[nr] : NULL;

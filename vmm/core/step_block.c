@@ -47,7 +47,8 @@ struct step_blocks {
 	pthread_mutex_t lock;		/* the table and guest code bytes */
 	/* guest-physical spans of code that never changes */
 	uint64_t code_lo[STEP_CODE_SPANS], code_hi[STEP_CODE_SPANS];
-	int ncode;
+	int ncode;			/* published last (release) */
+	uint64_t cache_gpa;		/* the code caches' 2 MiB, or 0 */
 	struct step_cache **cache;	/* a code cache per vCPU, or NULL */
 	int ncache;
 	struct patch_frame **slot;	/* open addressing on gfn */
@@ -85,26 +86,62 @@ struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len,
 		return NULL;
 	}
 	pthread_mutex_init(&b->lock, NULL);
+	b->cache_gpa = cache_gpa;
 	step_blocks_add_code(b, code_gpa, code_len);
 	return b;
-}
-
-int step_blocks_add_code(struct step_blocks *b, uint64_t gpa, uint64_t len)
-{
-	if (b->ncode == STEP_CODE_SPANS)
-		return -ENOSPC;
-	b->code_lo[b->ncode] = gpa;
-	b->code_hi[b->ncode++] = gpa + len;
-	return 0;
 }
 
 static bool code_span_has(const struct step_blocks *b, uint64_t lo,
 			  uint64_t hi)
 {
-	for (int i = 0; i < b->ncode; i++)
+	int n = __atomic_load_n(&b->ncode, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++)
 		if (hi > b->code_lo[i] && lo < b->code_hi[i])
 			return true;
 	return false;
+}
+
+/* Whether one span holds all of [lo, hi): a library mapped again. */
+static bool code_span_covers(const struct step_blocks *b, uint64_t lo,
+			     uint64_t hi)
+{
+	for (int i = 0; i < b->ncode; i++)
+		if (lo >= b->code_lo[i] && hi <= b->code_hi[i])
+			return true;
+	return false;
+}
+
+int step_blocks_add_code(struct step_blocks *b, uint64_t gpa, uint64_t len)
+{
+	int err = 0, n;
+
+	pthread_mutex_lock(&b->lock);
+	n = b->ncode;
+	if (code_span_covers(b, gpa, gpa + len)) {
+		/* nothing new */
+	} else if (n == STEP_CODE_SPANS) {
+		err = -ENOSPC;
+	} else {
+		b->code_lo[n] = gpa;
+		b->code_hi[n] = gpa + len;
+		__atomic_store_n(&b->ncode, n + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return err;
+}
+
+int step_blocks_guest_code(struct step_blocks *b, uint64_t mem_size,
+			   uint64_t gpa, uint64_t len)
+{
+	if (!b)
+		return 0;
+	if (!len || gpa >= mem_size || len > mem_size - gpa)
+		return -EINVAL;
+	if (b->cache_gpa && gpa < b->cache_gpa + PV_STEP_CACHE_SIZE &&
+	    gpa + len > b->cache_gpa)
+		return -EINVAL;
+	return step_blocks_add_code(b, gpa, len);
 }
 
 void step_blocks_destroy(struct step_blocks *b)

@@ -47,9 +47,17 @@ struct step_blocks_stats {
 struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len,
 				       uint64_t cache_gpa, int ncpus);
 /* More code that never changes (the guest kernel's read-only segments,
- * where the vDSO is): -ENOSPC past STEP_CODE_SPANS. */
-#define STEP_CODE_SPANS	8
+ * where the vDSO is): -ENOSPC past STEP_CODE_SPANS.  Spans are never
+ * taken back, so readers need no lock. */
+#define STEP_CODE_SPANS	1024
 int step_blocks_add_code(struct step_blocks *b, uint64_t gpa, uint64_t len);
+/*
+ * PV_HC_STEP_CODE (uapi/vpmu.h): a span the guest kernel says it pinned,
+ * within mem_size bytes of RAM and off the code caches, or -EINVAL.
+ * 0 with b NULL (not counting by blocks).
+ */
+int step_blocks_guest_code(struct step_blocks *b, uint64_t mem_size,
+			   uint64_t gpa, uint64_t len);
 void step_blocks_destroy(struct step_blocks *b);
 void step_blocks_stats(struct step_blocks *b, struct step_blocks_stats *out);
 

@@ -537,6 +537,9 @@ int64_t vcpu_pmu_hypercall(struct vcpu *v, uint64_t nr, uint64_t a,
 		return v->pmu.step_account;	/* step_block_exit() counted */
 	case PV_HC_PMU_REARM:
 		return pmu_pmi_rearm(v->pmu.pv, a, b, c);
+	case PV_HC_STEP_CODE:
+		return step_blocks_guest_code(v->vm->blocks, v->vm->mem_size,
+					      a, b);
 	default:
 		return -ENOSYS;
 	}
