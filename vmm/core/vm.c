@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -149,6 +150,16 @@ static void *vm_mem_populate(void *arg)
 	uint64_t low = 0, high = vm->mem_size, want_low, want_high;
 	long poll = VM_POPULATE_POLL_NS;
 
+	/*
+	 * Only CPU time nobody else wants: on a machine with one CPU free
+	 * for the guest (QEMU's SVM machines) populating at normal priority
+	 * made the program's first half second 10-50% slower, which PAPI's
+	 * cycle tests see (tests/guest/loop_tsc.c).  A vCPU that faults
+	 * instead costs the same zeroing, in the guest's time.  If a thread
+	 * blocks on the mm lock this one holds, the CPU it frees runs this.
+	 */
+	pthread_setschedparam(pthread_self(), SCHED_IDLE,
+			      &(struct sched_param){ 0 });
 	/* Interrupted early (EINTR) when the VM stops first. */
 	nanosleep(&delay, NULL);
 	while (atomic_load(&vm->stop) == VM_RUNNING && low < high) {
