@@ -26,20 +26,41 @@ u64 exec_hwcap(void)
 }
 
 /*
- * PAPI finds the virtual PMU's presets (procfs.c's put_papi_csv()) through
- * PAPI_CSV_EVENT_FILE, which the first program gets unless --env set it
- * (empty: PAPI's own tables).  Children inherit it as any variable.
+ * The first program's environment gets VAR=VALUE (def) unless --env set
+ * VAR (empty: the tool's own default).  Children inherit it as any
+ * variable.
  */
-static u32 env_add_papi_presets(const char **envp, u32 envc, u32 max)
+static u32 env_add_default(const char **envp, u32 envc, u32 max,
+			   const char *def)
 {
-	static const char var[] = "PAPI_CSV_EVENT_FILE=";
+	u64 n = 0;
+
+	while (def[n++] != '=')
+		;
 
 	for (u32 i = 0; i < envc; i++)
-		if (!strncmp(envp[i], var, sizeof(var) - 1))
+		if (!strncmp(envp[i], def, n))
 			return envc;
 	if (envc < max)
-		envp[envc++] = "PAPI_CSV_EVENT_FILE=/proc/perfvisor/"
-			       "papi_events.csv";
+		envp[envc++] = def;
+	return envc;
+}
+
+/*
+ * PAPI finds the virtual PMU's presets (procfs.c's put_papi_csv()) through
+ * PAPI_CSV_EVENT_FILE; libpfm4 the virtual PMU's model through
+ * LIBPFM_FORCE_PMU where user code's CPUID does not name it
+ * (PV_BOOT_PFM_FORCE): a Zen 3, as pmu/cpuid.c makes such a guest where
+ * CPUID traps.
+ */
+static u32 env_add_pmu(const struct pv_boot_params *bp, const char **envp,
+		       u32 envc, u32 max)
+{
+	envc = env_add_default(envp, envc, max, "PAPI_CSV_EVENT_FILE="
+			       "/proc/perfvisor/papi_events.csv");
+	if (bp->flags & PV_BOOT_PFM_FORCE)
+		envc = env_add_default(envp, envc, max,
+				       "LIBPFM_FORCE_PMU=amd64_fam19h_zen3");
 	return envc;
 }
 
@@ -65,7 +86,7 @@ static void init_start(struct pv_boot_params *bp)
 			envp[i - bp->argc] = s;
 		s += strlen(s) + 1;
 	}
-	envc = env_add_papi_presets(envp, bp->envc, EXEC_MAX_ARGS - bp->argc);
+	envc = env_add_pmu(bp, envp, bp->envc, EXEC_MAX_ARGS - bp->argc);
 	p = proc_alloc();
 	if (!p || !(p->mm = mm_create()) || !(p->fdt = fdt_first()))
 		panic("out of memory for the first process");

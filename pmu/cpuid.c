@@ -37,9 +37,44 @@ void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r)
  * count, as Linux's events no counter can take.  The stepping,
  * the feature flags and the brand string stay the host's.
  */
-void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel)
+/*
+ * An AMD guest keeps the host's family up to Zen 4 (family 0x19), whose
+ * core events have the encodings this PMU counts on every Zen.  Debian
+ * 12's libpfm4 (4.13) knows no later family: on a Zen 5 host (family
+ * 0x1a) it finds no PMU and PAPI disables its perf_event component.  So a
+ * newer AMD guest is a Zen 3 (family 0x19, model 1), which PAPI 7.0's own
+ * preset table knows too (it has no Zen 4), where user code's CPUID
+ * reads this table (user_traps); where it does not, the kernel must say
+ * what user code sees, and programs are told the model instead
+ * (pmu_cpuid_pfm_must_force()).
+ */
+void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel,
+			   bool user_traps)
 {
+	uint32_t family = (r->eax >> 8) & 0xf;
+
+	if (family == 0xf)
+		family += (r->eax >> 20) & 0xff;
 	r->ecx |= PV_CPUID1_ECX_PDCM;
 	if (intel)
 		r->eax = (r->eax & 0xf) | PV_CPUID1_EAX_PMU_MODEL;
+	else if (family > 0x19 && user_traps)
+		r->eax = (r->eax & 0xf) | PV_CPUID1_EAX_AMD_PMU_MODEL;
+}
+
+/*
+ * On kvm_pvm a user-mode CPUID runs natively on an AMD host (no CPUID
+ * faulting: tests/guest/cpuid.c prints what user code sees), so
+ * leaf 1 above reaches only the guest kernel, and libpfm4 in a program
+ * finds a Zen 5 it has no tables for.  Such a program must be told the
+ * model (LIBPFM_FORCE_PMU); eax and ebx are what user code's CPUID leaves
+ * 1 and 0 return.
+ */
+bool pmu_cpuid_pfm_must_force(uint32_t leaf0_ebx, uint32_t leaf1_eax)
+{
+	uint32_t family = (leaf1_eax >> 8) & 0xf;
+
+	if (family == 0xf)
+		family += (leaf1_eax >> 20) & 0xff;
+	return leaf0_ebx == 0x68747541 && family > 0x19;	/* "Auth" */
 }

@@ -120,9 +120,17 @@ struct pmu_cpuid_regs {
 void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r);
 /*
  * Leaf 1: sets ECX.PDCM since we offer IA32_PERF_CAPABILITIES, and on an
- * Intel CPU (intel) the model of PV_CPUID1_EAX_PMU_MODEL (pmu/cpuid.c).
+ * Intel CPU (intel) the model of PV_CPUID1_EAX_PMU_MODEL, on an AMD one
+ * newer than Zen 4 a Zen 3's, PV_CPUID1_EAX_AMD_PMU_MODEL, if user code's
+ * CPUID traps to this table too (user_traps; pmu/cpuid.c).
  */
-void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel);
+void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel,
+			   bool user_traps);
+/*
+ * Whether programs whose CPUID (leaf 0 EBX, leaf 1 EAX) is not the VMM's
+ * table must be told libpfm4's PMU: an AMD family newer than Zen 4.
+ */
+bool pmu_cpuid_pfm_must_force(uint32_t leaf0_ebx, uint32_t leaf1_eax);
 
 /* ---- vCPU run state (a-mode Sum_vcpu/Start_vcpu, i-mode save/restore) ---- */
 

@@ -48,6 +48,12 @@ enum pv_host_kind {
 #define PV_BOOT_XSTATE		(1u << 7)	/* switch FPU state with
 						 * PV_HC_FPU_SWITCH */
 #define PV_BOOT_TTY(fd)		(1u << (1 + (fd)))	/* VMM fd 0-2 is a tty */
+/*
+ * User code's CPUID is the host's own (kvm_pvm on AMD runs it natively,
+ * untrapped) and names a family libpfm4 4.13 does not know: programs get
+ * LIBPFM_FORCE_PMU naming the virtual PMU's model (pmu/cpuid.c).
+ */
+#define PV_BOOT_PFM_FORCE	(1u << 8)
 
 struct pv_boot_params {
 	uint32_t magic;

@@ -97,6 +97,9 @@ static inline uint64_t pv_evtsel_count(uint16_t event, int user, int kernel)
 #define PV_PERF_CAP_FW_WRITE		(1ull << 13)
 /* CPUID.1:EAX of an Intel guest: family 6, model 0x5e (pmu/cpuid.c). */
 #define PV_CPUID1_EAX_PMU_MODEL		0x506e0u
+/* CPUID.1:EAX of an AMD guest on a host newer than Zen 4: family 0x19,
+ * model 1, a Zen 3 (pmu/cpuid.c). */
+#define PV_CPUID1_EAX_AMD_PMU_MODEL	0xa00f10u
 /* CPUID.1:ECX.PDCM says IA32_PERF_CAPABILITIES exists. */
 #define PV_CPUID1_ECX_PDCM		(1u << 15)
 

@@ -22,6 +22,7 @@
 #include "bench.h"
 #include "boot.h"
 #include "boot_load.h"
+#include "host.h"
 #include "breakdown.h"
 #include "cli.h"
 #include "elf_check.h"
@@ -153,6 +154,7 @@ static int run_vm_tool(const struct vmm_config *cfg, struct vm *vm,
 		.source_id = pmu_source_id(vm->pmu),
 		.host_kind = vm->host_kind,
 		.steal_time = vm->steal_time,
+		.pfm_force = host_pfm_must_force(vm->host_kind),
 	};
 
 	if (stat)

@@ -153,6 +153,8 @@ void boot_params_set_pmu(struct pv_boot_params *bp, const struct boot_pmu *p)
 		bp->flags |= PV_BOOT_XSTATE;
 	if (p->steal_time)
 		bp->flags |= PV_BOOT_STEAL;
+	if (p->pfm_force)
+		bp->flags |= PV_BOOT_PFM_FORCE;
 	bp->stat_nr = p->stat_nr;
 	memcpy(bp->stat_evtsel, p->stat_evtsel, sizeof(bp->stat_evtsel));
 	bp->record_evtsel = p->record_evtsel;

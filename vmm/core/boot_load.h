@@ -32,6 +32,7 @@ struct boot_pmu {
 	uint32_t source_id;
 	uint32_t host_kind;		/* enum pv_host_kind */
 	bool steal_time;
+	bool pfm_force;			/* PV_BOOT_PFM_FORCE */
 	uint32_t stat_nr;		/* vmm stat: counters per thread */
 	uint64_t stat_evtsel[VMM_STAT_EVENTS];
 	uint64_t record_evtsel;		/* vmm record: the sampled event */

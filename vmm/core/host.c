@@ -6,6 +6,7 @@
  * starts near 0 instead of at the host's, which every guest clock and the
  * tsc event source assume.  Both steps are harmless on kvm_pvm.
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <linux/kvm.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "pmu.h"
 #include "vcpu.h"
 #include "vm.h"
 
@@ -36,6 +38,32 @@ uint32_t host_kind_detect(void)
 const char *host_kind_name(uint32_t kind)
 {
 	return kind == PV_HOST_PVM ? "kvm_pvm" : "standard";
+}
+
+/*
+ * kvm_pvm runs user code natively; on Intel it traps CPUID by CPUID
+ * faulting, on AMD (tests/guest/cpuid.c) user code's CPUID is the
+ * host's own, what the VMM's is here, and never the VMM's table.
+ */
+bool host_user_cpuid_native(uint32_t kind)
+{
+	unsigned int a, b, c, d;
+
+	if (kind != PV_HOST_PVM)
+		return false;
+	__cpuid(0, a, b, c, d);
+	return b == 0x68747541;		/* "Auth" */
+}
+
+bool host_pfm_must_force(uint32_t kind)
+{
+	unsigned int a, b0, b, c, d;
+
+	if (!host_user_cpuid_native(kind))
+		return false;
+	__cpuid(0, a, b0, c, d);
+	__cpuid(1, a, b, c, d);
+	return pmu_cpuid_pfm_must_force(b0, a);
 }
 
 int host_pmu_disable(struct vm *vm)

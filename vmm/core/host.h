@@ -6,6 +6,7 @@
 #ifndef VMM_HOST_H
 #define VMM_HOST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "boot.h"
@@ -18,6 +19,10 @@ uint32_t host_kind_parse(const char *name);
 /* The kind of the KVM behind /dev/kvm: kvm_pvm when that module is loaded. */
 uint32_t host_kind_detect(void);
 const char *host_kind_name(uint32_t kind);
+/* Whether user code in the guest runs CPUID natively, not from our table. */
+bool host_user_cpuid_native(uint32_t kind);
+/* Whether the guest's programs must be told libpfm4's PMU (PV_BOOT_PFM_FORCE). */
+bool host_pfm_must_force(uint32_t kind);
 
 /* Before any vCPU exists: turn off KVM's own vPMU where KVM offers that. */
 int host_pmu_disable(struct vm *vm);

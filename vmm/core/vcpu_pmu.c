@@ -19,6 +19,7 @@
 
 #include "boot.h"
 #include "guest_va.h"
+#include "host.h"
 #include "hypercall.h"
 #include "kstat.h"
 #include "layout.h"
@@ -111,6 +112,7 @@ void vcpu_pmu_vm_destroy(struct vm *vm)
 void vcpu_pmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
 {
 	bool have_0xa = false, intel = false;
+	bool user_native = host_user_cpuid_native(vm->host_kind);
 
 	for (uint32_t i = 0; i < c->nent; i++) {
 		if (c->entries[i].function == CPUID_AMD_PERFMON_V2) {
@@ -135,7 +137,7 @@ void vcpu_pmu_cpuid_fixup(struct vm *vm, struct kvm_cpuid2 *c)
 		if (e->function == 0xa)
 			pmu_cpuid_0xa(vm->pmu, &r);
 		else if (e->function == 1)
-			pmu_cpuid_fixup_leaf1(&r, intel);
+			pmu_cpuid_fixup_leaf1(&r, intel, !user_native);
 		else
 			continue;
 		e->eax = r.eax;

@@ -302,13 +302,31 @@ static void test_cpuid_0xa(void **state)
 	assert_int_equal(r.eax & 0xff, 2);
 
 	memset(&r, 0, sizeof(r));
-	pmu_cpuid_fixup_leaf1(&r, false);
+	pmu_cpuid_fixup_leaf1(&r, false, true);
 	assert_int_equal(r.ecx, PV_CPUID1_ECX_PDCM);
 	assert_int_equal(r.eax, 0);
 	/* Intel: a Skylake, the stepping kept (an Ice Lake's here). */
 	r.eax = 0x606a6;
-	pmu_cpuid_fixup_leaf1(&r, true);
+	pmu_cpuid_fixup_leaf1(&r, true, true);
 	assert_int_equal(r.eax, 0x506e6);
+	/* AMD: Zen 4 (Genoa) and older kept, Zen 5 a Zen 3. */
+	r.eax = 0xa10f11;
+	pmu_cpuid_fixup_leaf1(&r, false, true);
+	assert_int_equal(r.eax, 0xa10f11);
+	r.eax = 0x830f10;
+	pmu_cpuid_fixup_leaf1(&r, false, true);
+	assert_int_equal(r.eax, 0x830f10);
+	r.eax = 0xb00f21;
+	pmu_cpuid_fixup_leaf1(&r, false, true);
+	assert_int_equal(r.eax, 0xa00f11);
+	/* ... unless user code would not see it: kept, and programs told. */
+	r.eax = 0xb00f21;
+	pmu_cpuid_fixup_leaf1(&r, false, false);
+	assert_int_equal(r.eax, 0xb00f21);
+	assert_true(pmu_cpuid_pfm_must_force(0x68747541, 0xb00f21));
+	assert_false(pmu_cpuid_pfm_must_force(0x68747541, 0xa10f11));
+	assert_false(pmu_cpuid_pfm_must_force(0x68747541, 0x830f10));
+	assert_false(pmu_cpuid_pfm_must_force(0x756e6547, 0xb00f21));
 }
 
 static void test_cpuid_0xa_per_source(void **state)
