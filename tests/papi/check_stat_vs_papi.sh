@@ -37,8 +37,9 @@ run() {	# N -> "stat_insns stat_branches papi_insns papi_branches"
 		-e instructions:u,branches:u -o "$tmp/stat" --timeout 280 \
 		--file "$tmp/presets.csv:/presets.csv" \
 		--env PAPI_CSV_EVENT_FILE=/presets.csv -- "$prog" "$1" >"$tmp/out" 2>"$tmp/err" </dev/null || {
-		echo "FAIL: $(basename "$prog") $1 exited $?:" >&2
-		tail -5 "$tmp/out" "$tmp/err" >&2
+		local st=$?
+		echo "FAIL: $(basename "$prog") $1 exited $st:" >&2
+		tail -n 5 "$tmp/out" "$tmp/err" >&2
 		return 1
 	}
 	awk -F, '/instructions:u/ {i=$1} /branches:u/ {b=$1}
