@@ -266,7 +266,8 @@ static void exec_label_image(struct mm *mm, const u8 *img,
 
 		if (ph[i].p_type == ELF_PT_LOAD && ph[i].p_filesz)
 			mm_label_file(mm, va, end - va, n,
-				      ALIGN_DOWN(ph[i].p_offset, PAGE_SIZE));
+				      ALIGN_DOWN(ph[i].p_offset, PAGE_SIZE),
+				      false);
 	}
 }
 

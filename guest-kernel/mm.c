@@ -165,6 +165,8 @@ void mm_put(struct mm *mm)
 {
 	if (--mm->refs > 0)
 		return;
+	if (mm->nshared)
+		mm_shared_writeback(mm, 0, ~0ull, false);
 	mm_cache_drop(mm);
 	for (int i = 0; i < mm->nvma; i++)
 		mm_unmap_range(mm, mm->vma[i].start, mm->vma[i].end);
@@ -289,8 +291,12 @@ struct mm *mm_fork(struct mm *src)
 			goto fail;
 		memcpy(mm->files, src->files, src->nfiles * sizeof(*mm->files));
 		mm->nfiles = src->nfiles;
-		for (u32 i = 1; i < mm->nfiles; i++)
+		/* The child's copies are its own (no shared pages): written
+		 * back, they would undo the parent's later stores. */
+		for (u32 i = 1; i < mm->nfiles; i++) {
 			inode_get(mm->files[i].ino);
+			mm->files[i].shared = false;
+		}
 	}
 	mm->brk_start = src->brk_start;
 	mm->brk = src->brk;

@@ -9,6 +9,7 @@
 #define PTE_W		(1ull << 1)
 #define PTE_U		(1ull << 2)
 #define PTE_A		(1ull << 5)
+#define PTE_D		(1ull << 6)
 #define PTE_PS		(1ull << 7)
 #define PTE_BORROWED	(1ull << 9)	/* initramfs page: never freed */
 #define PTE_NX		(1ull << 63)
@@ -43,8 +44,11 @@ struct inode;
 struct mm_file {
 	struct inode *ino;		/* a reference held */
 	u64 va_base;
+	bool shared;			/* MAP_SHARED and writable: stores go
+					 * back to the file (mm_shared.c) */
 };
-#define MM_FILES_MAX	252		/* a kmalloc page; index in a u8 */
+#define MAP_SHARED	0x01		/* and MAP_SHARED_VALIDATE, 0x03 */
+#define MM_FILES_MAX	168		/* a kmalloc page; index in a u8 */
 
 /* One user address space. */
 struct cpu;
@@ -76,6 +80,7 @@ struct mm {
 	struct mm_file *files;		/* a page, once a file is mapped;
 					 * [0] unused, never shrinks */
 	u32 nfiles;
+	u32 nshared;			/* files[] entries .shared */
 };
 
 void *kmalloc(size_t n);
@@ -124,9 +129,17 @@ s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice);
 s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags);
 u64 mm_brk(struct mm *mm, u64 newbrk);
 struct mm *mm_fork(struct mm *src);
-/* [va, va + len), just mapped from ino at off: /proc/PID/maps names it. */
-void mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
-		   u64 off);
+/* [va, va + len), just mapped from ino at off: /proc/PID/maps names it;
+ * shared: a writable MAP_SHARED mapping, whose stores go back to ino.
+ * false when mm's table of files is full (unnamed, not written back). */
+bool mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
+		   u64 off, bool shared);
+/*
+ * The pages of writable MAP_SHARED mappings in [start, end) that were
+ * stored to, written back to their files (mm_shared.c); first error or 0.
+ * sync: the host's fsync too (msync MS_SYNC).
+ */
+int mm_shared_writeback(struct mm *mm, u64 start, u64 end, bool sync);
 void mm_map_step_cache(struct mm *mm);
 
 #endif

@@ -14,6 +14,7 @@
  * mm_mmap.c       mmap, munmap, the freed blocks kept for reuse, mremap,
  *                 brk
  * mm_protect.c    mprotect and madvise
+ * mm_shared.c     writable MAP_SHARED file mappings written back
  */
 #ifndef KERNEL_MM_INTERNAL_H
 #define KERNEL_MM_INTERNAL_H

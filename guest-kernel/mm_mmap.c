@@ -435,6 +435,8 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 	if ((addr & (PAGE_SIZE - 1)) || !len || !user_range_ok(addr, len))
 		return -EINVAL;
 	end = ALIGN_UP(addr + len, PAGE_SIZE);
+	if (mm->nshared)
+		mm_shared_writeback(mm, addr, end, false);
 	if (mm_munmap_whole(mm, addr, end))
 		return 0;
 	mm_cache_drop(mm);

@@ -26,7 +26,6 @@
 #include "vpmu.h"
 
 #define O_ASYNC			020000
-#define MAP_SHARED		0x01	/* and MAP_SHARED_VALIDATE, 0x03 */
 #define POLL_IN			1
 #define POLL_HUP		6
 #define POLLIN_BAND		0x41	/* POLLIN | POLLRDNORM */

@@ -317,7 +317,10 @@ static void proc_finish(struct proc *p)
 	struct proc *c, *next;
 
 	if (p == init_proc) {
-		/* The first program is the VM's reason to exist. */
+		/* The first program is the VM's reason to exist: its mm is
+		 * never freed, so its shared mappings go back now. */
+		if (p->mm->nshared)
+			mm_shared_writeback(p->mm, 0, ~0ull, false);
 		for (;;)
 			hcall(PV_HC_EXIT, vmm_status(p->exit_status), 0, 0);
 	}

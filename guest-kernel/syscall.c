@@ -26,23 +26,23 @@ typedef s64 (*sys_fn)(u64, u64, u64, u64, u64, u64);
 #define ARCH_SET_FS		0x1002
 #define ARCH_GET_FS		0x1003
 
-
-
-
-
-
-
-
 static s64 sys_brk(u64 brk, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	(void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
 	return mm_brk(current_task()->proc->mm, brk);
 }
 
-/* A private file mapping: anonymous memory filled from the file. */
+/*
+ * A file mapping: read-only, the file's pinned bytes in place; writable,
+ * anonymous memory filled from the file, whose stores a MAP_SHARED one
+ * writes back to the file (mm_shared.c), so it needs the file open for
+ * writing too, as on Linux.
+ */
 static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 {
 	struct mm *mm = current_task()->proc->mm;
+	struct file *f = fd_file(current_task()->proc->fdt, fd);
+	bool shared = (flags & MAP_SHARED) && (prot & PROT_WRITE);
 	u64 pa, flen;
 	s64 va;
 	int err;
@@ -50,6 +50,8 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 	err = vfs_fd_mmap_source(fd, off, &pa, &flen);
 	if (err)
 		return err;
+	if (shared && (f->flags & VO_ACCMODE) != VO_RDWR)
+		return -EACCES;
 	if (!(prot & PROT_WRITE)) {
 		va = mm_mmap_borrow(mm, addr, len, prot, flags & MAP_FIXED,
 				    pa, flen);
@@ -60,9 +62,11 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 			      flen < len ? flen : len);
 	}
 	/* profilers and PAPI find libraries by name in /proc/PID/maps */
-	if (va >= 0)
-		mm_label_file(mm, (u64)va, len,
-			      fd_file(current_task()->proc->fdt, fd)->ino, off);
+	if (va >= 0 && !mm_label_file(mm, (u64)va, len, f->ino, off, shared) &&
+	    shared) {
+		mm_munmap(mm, (u64)va, len);	/* its stores would be lost */
+		return -ENOMEM;
+	}
 	return va;
 }
 
@@ -91,6 +95,26 @@ static s64 sys_munmap(u64 addr, u64 len, u64 a2, u64 a3, u64 a4, u64 a5)
 {
 	(void)a2, (void)a3, (void)a4, (void)a5;
 	return mm_munmap(current_task()->proc->mm, addr, len);
+}
+
+/* msync: MS_ASYNC 1, MS_INVALIDATE 2, MS_SYNC 4, as Linux checks them. */
+static s64 sys_msync(u64 addr, u64 len, u64 flags, u64 a3, u64 a4, u64 a5)
+{
+	struct mm *mm = current_task()->proc->mm;
+	u64 end = addr + ((len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1));
+
+	(void)a3, (void)a4, (void)a5;
+	if ((addr & (PAGE_SIZE - 1)) || (flags & ~7ull) ||
+	    (flags & 5) == 5 || end < addr)
+		return -EINVAL;
+	for (u64 va = addr; va < end;) {
+		struct vma *v = vma_find(mm, va);
+
+		if (!v)
+			return -ENOMEM;
+		va = v->end;
+	}
+	return mm_shared_writeback(mm, addr, end, flags & 4) ? -EIO : 0;
 }
 
 static s64 sys_mprotect(u64 addr, u64 len, u64 prot, u64 a3, u64 a4, u64 a5)
@@ -286,7 +310,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[6] = sys_lstat,
 	[7] = sys_poll,
 	[8] = sys_lseek,
-	[9] = sys_mmap,		/* partial: MAP_SHARED file maps are private copies */
+	[9] = sys_mmap,		/* partial: MAP_SHARED file maps are each process's own, written back to the file at msync, munmap, exec and exit */
 	[10] = sys_mprotect,
 	[11] = sys_munmap,
 	[12] = sys_brk,
@@ -302,6 +326,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[22] = sys_pipe,
 	[24] = sys_sched_yield,
 	[25] = sys_mremap,		/* partial: MAYMOVE; FIXED, DONTUNMAP EINVAL */
+	[26] = sys_msync,		/* partial: writes back; MS_INVALIDATE does nothing */
 	[28] = sys_madvise,	/* partial: hints ignored, MADV_REMOVE EINVAL */
 	[32] = sys_dup,
 	[33] = sys_dup2,

@@ -233,6 +233,9 @@ int vfs_truncate(struct inode *n, u64 size);
 void vfs_pin(struct inode *n);
 s64 vfs_read(struct file *f, void *ubuf, u64 len, u64 pos);
 s64 vfs_write(struct file *f, const void *ubuf, u64 len, u64 pos);
+/* Bytes of a shared mapping (kernel memory) back into n at pos, clipped
+ * at its end: stores through a mapping never grow a file. */
+s64 vfs_store_back(struct inode *n, const void *kbuf, u64 len, u64 pos);
 s64 vfs_getdents(struct file *f, void *ubuf, u64 count);
 s64 vfs_lseek(struct file *f, s64 off, int whence);
 int vfs_open(struct nameres *nr, u32 flags, u32 mode, u32 umask,

@@ -172,6 +172,31 @@ s64 vfs_write(struct file *f, const void *ubuf, u64 len, u64 pos)
 	return len;
 }
 
+s64 vfs_store_back(struct inode *n, const void *kbuf, u64 len, u64 pos)
+{
+	int err;
+
+	if (n->kind != VN_REG || pos >= n->size)
+		return 0;
+	if (len > n->size - pos)
+		len = n->size - pos;
+	if (n->hh) {
+		s64 r = hostfs_rw(n->hh, (u64)kbuf, len, pos, true);
+
+		if (r > 0) {
+			n->data = NULL;	/* as vfs_write() */
+			n->mtime_tsc = vfs_clock();
+		}
+		return r;
+	}
+	err = reserve(n, n->size);	/* pinned bytes stay as they were */
+	if (err)
+		return err;
+	memcpy(n->data + pos, kbuf, len);
+	n->mtime_tsc = vfs_clock();
+	return len;
+}
+
 s64 vfs_lseek(struct file *f, s64 off, int whence)
 {
 	struct inode *n = f->ino;

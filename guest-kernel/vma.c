@@ -183,7 +183,8 @@ int vma_change(struct mm *mm, u64 addr, u64 end, int prot, int file)
 }
 
 /* The files table entry of (ino, va_base), made if new; 0 when full. */
-static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base)
+static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base,
+			bool shared)
 {
 	u32 i;
 
@@ -194,13 +195,17 @@ static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base)
 		mm->nfiles = 1;
 	}
 	for (i = 1; i < mm->nfiles; i++)
-		if (mm->files[i].ino == ino && mm->files[i].va_base == va_base)
+		if (mm->files[i].ino == ino &&
+		    mm->files[i].va_base == va_base &&
+		    mm->files[i].shared == shared)
 			return (u8)i;
 	if (i == MM_FILES_MAX || i > 255)
 		return 0;	/* unnamed in maps, mapped all the same */
 	inode_get(ino);
 	mm->files[i].ino = ino;
 	mm->files[i].va_base = va_base;
+	mm->files[i].shared = shared;
+	mm->nshared += shared;
 	mm->nfiles++;
 	return (u8)i;
 }
@@ -210,11 +215,11 @@ static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base)
  * merged as an mprotect would (vma_change()), so only pieces of the same
  * file at the same base merge.
  */
-void mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
-		   u64 off)
+bool mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
+		   u64 off, bool shared)
 {
-	u8 file = mm_file_entry(mm, ino, va - off);
+	u8 file = mm_file_entry(mm, ino, va - off, shared);
 
-	if (file)
-		vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
+	return file &&
+	       !vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
 }

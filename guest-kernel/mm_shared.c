@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writable MAP_SHARED mappings of files.  The mapping is anonymous memory
+ * filled from the file (syscall.c, mmap_file()), so the pages the program
+ * stored to (the dirty bit in their entries: the fill is the VMM's and
+ * sets none) are written back to the file at msync, munmap, exec and
+ * exit, and a program's results through a mapping reach a host file as
+ * its write()s do.  Not shared between processes: a forked child's stores
+ * stay its own (mm_fork()).
+ */
+#include "mm_internal.h"
+
+/* A run of pages contiguous in memory and in the file, not yet written. */
+struct wb_run {
+	struct inode *ino;
+	u64 pa, off, len;
+};
+
+static int wb_run_flush(struct wb_run *r)
+{
+	s64 n = r->len ? vfs_store_back(r->ino, P2V(r->pa), r->len, r->off)
+		       : 0;
+
+	r->len = 0;
+	return n < 0 ? (int)n : 0;
+}
+
+/* Add one page; a run it does not extend is written first. */
+static int wb_run_add(struct wb_run *r, struct inode *ino, u64 pa, u64 off)
+{
+	int err = 0;
+
+	if (r->len && (r->ino != ino || r->pa + r->len != pa ||
+		       r->off + r->len != off))
+		err = wb_run_flush(r);
+	if (!r->len) {
+		r->ino = ino;
+		r->pa = pa;
+		r->off = off;
+	}
+	r->len += PAGE_SIZE;
+	return err;
+}
+
+int mm_shared_writeback(struct mm *mm, u64 start, u64 end, bool sync)
+{
+	struct wb_run run = { 0 };
+	int err = 0, e;
+
+	for (int i = 0; i < mm->nvma; i++) {
+		const struct vma *v = &mm->vma[i];
+		const struct mm_file *mf = &mm->files[v->file];
+		u64 lo = v->start > start ? v->start : start;
+		u64 hi = v->end < end ? v->end : end;
+
+		if (!v->file || !mf->shared || lo >= hi)
+			continue;
+		for (u64 va = lo; va < hi; va += PAGE_SIZE) {
+			bool huge;
+			u64 *pte = mm_walk(mm, va, false, &huge);
+			u64 pa;
+
+			/* PROT_NONE pages keep their frame and dirty bit */
+			if (!pte || !(*pte & PTE_ADDR) || !(*pte & PTE_D))
+				continue;
+			pa = huge ? (*pte & PTE_ADDR & ~(PV_HUGE_SIZE - 1)) +
+				    (va & (PV_HUGE_SIZE - 1))
+				  : *pte & PTE_ADDR;
+			e = wb_run_add(&run, mf->ino, pa, va - mf->va_base);
+			err = err ? err : e;
+		}
+		e = wb_run_flush(&run);
+		err = err ? err : e;
+		if (sync && mf->ino->hh) {
+			e = hostfs_fsync(mf->ino->hh);
+			err = err ? err : e;
+		}
+	}
+	return err;
+}
