@@ -3,7 +3,8 @@
 # the guest and natively, and its table in docs/compatibility.md:
 #
 #   scripts/papi-suite.sh [-s SOURCE] [-c CPUS] [-t SECONDS] [-n]
-#                         [-k TEST,...] [BUILD_DIR] [-- VMM RUN OPTIONS...]
+#                         [-k TEST,...] [-T TEST=SECONDS,...] [BUILD_DIR]
+#                         [-- VMM RUN OPTIONS...]
 #
 # Each ctest and validation test of PAPI's makefile lists runs once on
 # this host and once in the guest (`vmm run --source SOURCE`, default tsc),
@@ -15,19 +16,24 @@
 # under the table.  -n: print the table, leave the docs alone.  Options
 # after -- go to every `vmm run` (say, --file and --env to try another
 # papi_events.csv through PAPI_CSV_EVENT_FILE); with them the docs are
-# left alone too.  -k: only the tests named (implies -n).
+# left alone too.  -k: only the tests named (implies -n).  -T: a timeout
+# of their own for the tests named (under QEMU's emulation some need
+# minutes: multiplex1's 200,000 reads and loops calibrated to 2 s).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # byte_profile's 200 MB of buffers need more than vmm run's default.
 source=tsc cpus=1 tmo=60 write=1 mem=512M only=
-while getopts "s:c:t:nk:" opt; do
+declare -A own_tmo
+while getopts "s:c:t:nk:T:" opt; do
 	case $opt in
 	s) source=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	t) tmo=$OPTARG ;;
 	n) write=0 ;;
 	k) only=",$OPTARG," write=0 ;;
-	*) echo "usage: $0 [-s SOURCE] [-c CPUS] [-t SECONDS] [-n] [-k TEST,...] [BUILD_DIR]" >&2
+	T) IFS=, read -ra kv <<<"$OPTARG"
+	   for x in "${kv[@]}"; do own_tmo[${x%%=*}]=${x#*=}; done ;;
+	*) echo "usage: $0 [-s SOURCE] [-c CPUS] [-t SECONDS] [-n] [-k TEST,...] [-T TEST=SECONDS,...] [BUILD_DIR]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -79,7 +85,7 @@ classify() {	# OUT ERR STATUS
 			-e '^[[:space:]]*$' "$err" | tail -1)
 		printf 'SKIPPED\t%s\n' "$reason"
 	elif [ "$st" = 124 ]; then
-		printf 'TIMEOUT\tno result in %s s\n' "$tmo"
+		printf 'TIMEOUT\tno result in %s s\n' "$t"
 	elif [ "$st" -gt 128 ]; then
 		printf 'KILLED\tsignal %d; %s\n' $((st - 128)) "$(tail -1 "$err")"
 	else
@@ -163,13 +169,14 @@ printf '|------|-------|--------|-------|\n' >>"$tmp/table"
 declare -A count
 for name in "${order[@]}"; do
 	prog=$dir/$name
+	t=${own_tmo[$name]:-$tmo}
 	if [ -n "${excluded[$name]+set}" ]; then
 		nat="EXCLUDED"$'\t'"run_tests_exclude.txt: ${excluded[$name]}"
 		gst=$nat
 	elif [ ! -x "$prog" ]; then
 		nat=$'NOT BUILT\t' gst=$'NOT BUILT\t'
 	else
-		(cd "$tmp" && timeout -k 5 "$tmo" "$prog") \
+		(cd "$tmp" && timeout -k 5 "$t" "$prog") \
 			>"$tmp/n.out" 2>"$tmp/n.err" </dev/null
 		nat=$(classify "$tmp/n.out" "$tmp/n.err" $?)
 		# A dynamically linked test (shlib) finds ld.so and the
@@ -178,7 +185,7 @@ for name in "${order[@]}"; do
 		readelf -l "$prog" 2>/dev/null | grep -q 'INTERP' &&
 			share=(--dir /:/:ro)
 		(cd "$tmp" && "$vmm" run --source "$source" --cpus "$cpus" \
-			--mem "$mem" --timeout "$tmo" "${helpers[@]}" \
+			--mem "$mem" --timeout "$t" "${helpers[@]}" \
 			"${share[@]}" "${extra[@]}" -- "$prog") \
 			>"$tmp/g.out" 2>"$tmp/g.err" </dev/null
 		gst=$(classify "$tmp/g.out" "$tmp/g.err" $?)
@@ -234,8 +241,10 @@ done
 	echo "statically against \`libpapi.a\` and \`libpfm.a\` by"
 	echo "\`tests/papi/meson.build\`; \`shlib\` dynamically, run with the host's"
 	echo "/ shared read-only), every test of their makefiles' lists,"
+	own=""
+	for n in "${!own_tmo[@]}"; do own+="${own:+, }$n ${own_tmo[$n]} s"; done
 	echo "natively on this host and in the guest (\`--mem $mem\`), ${tmo} s"
-	echo "each.  A result is the test's own word and the line that says why:"
+	echo "each${own:+ ($own)}.  A result is the test's own word and the line that says why:"
 	echo "for FAILED the line \`test_fail()\` prints, for SKIPPED the last"
 	echo "one the test printed before it (\`test_skip()\` prints no reason, so"
 	echo "this is sometimes only the test's title).  EXCLUDED: named in PAPI's"
