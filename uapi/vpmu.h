@@ -455,7 +455,8 @@ struct pv_vpmu_guest_cpu {
 	 * system call on kvm_pvm): trip_min is the least TSC from a return
 	 * stamp to the next entry stamp this vCPU has taken with no steal,
 	 * and each return starts the clock trip_cost = trip_min ticks late
-	 * (0 while the step source steps, whose traps have their own cost),
+	 * (0 while the step source single-steps, whose traps have their own
+	 * cost; by blocks a trap's cost is 0, and the trips are left out),
 	 * so a reader never sees it run ahead and never go back.
 	 */
 	uint32_t clock_on;
