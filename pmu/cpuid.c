@@ -24,6 +24,14 @@ void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r)
 	r->edx = PV_VPMU_NR_FIXED | (PV_VPMU_WIDTH << 5);
 }
 
+/* CPUID.1:EAX's family, the extended one added as Linux does. */
+static uint32_t cpuid1_family(uint32_t eax)
+{
+	uint32_t family = (eax >> 8) & 0xf;
+
+	return family == 0xf ? family + ((eax >> 20) & 0xff) : family;
+}
+
 /*
  * Tools pick a PMU's event tables by the CPU model: libpfm4 by family and
  * model, PAPI its presets by libpfm4's name for that PMU.  The guest's PMU
@@ -51,10 +59,8 @@ void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r)
 void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel,
 			   bool user_traps)
 {
-	uint32_t family = (r->eax >> 8) & 0xf;
+	uint32_t family = cpuid1_family(r->eax);
 
-	if (family == 0xf)
-		family += (r->eax >> 20) & 0xff;
 	r->ecx |= PV_CPUID1_ECX_PDCM;
 	if (intel)
 		r->eax = (r->eax & 0xf) | PV_CPUID1_EAX_PMU_MODEL;
@@ -72,9 +78,6 @@ void pmu_cpuid_fixup_leaf1(struct pmu_cpuid_regs *r, bool intel,
  */
 bool pmu_cpuid_pfm_must_force(uint32_t leaf0_ebx, uint32_t leaf1_eax)
 {
-	uint32_t family = (leaf1_eax >> 8) & 0xf;
-
-	if (family == 0xf)
-		family += (leaf1_eax >> 20) & 0xff;
-	return leaf0_ebx == 0x68747541 && family > 0x19;	/* "Auth" */
+	return leaf0_ebx == 0x68747541 &&			/* "Auth" */
+	       cpuid1_family(leaf1_eax) > 0x19;
 }
