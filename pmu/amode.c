@@ -47,12 +47,12 @@ void pmu_counter_fold(struct pmu_vcpu *v, unsigned int idx)
 		pmu_counter_overflowed(v, idx, raw >> PV_VPMU_WIDTH);
 }
 
-/* Start or stop accounting to match the enable bits and the pause state. */
+/* Start or stop accounting to match the enable bits, the pause and freeze. */
 void pmu_counter_update(struct pmu_vcpu *v, unsigned int idx)
 {
 	struct pmu_counter *c = &v->ctr[idx];
-	bool run = c->enabled &&
-		(!v->paused || (c->src->ops->flags & PMU_SRC_OFF_CPU));
+	bool run = c->enabled && ((!v->paused && !v->frozen) ||
+				  (c->src->ops->flags & PMU_SRC_OFF_CPU));
 
 	if (run == c->running)
 		return;
@@ -126,14 +126,16 @@ bool pmu_counter_counts_time(const struct pmu_counter *c)
 }
 
 /*
- * Host preemption inside KVM_RUN is invisible as an exit, so for
- * time-based counters the caller reports it.  Only paused counters drop
- * it (a policy that keeps counting across deschedules, like raw, is meant
- * to include it), and never more than they counted since their last start,
- * so a counter never goes backwards past a value the guest already read at
- * its last entry.
+ * Time that was not the guest's, dropped from the time-based counters that
+ * are stopped now: host preemption inside KVM_RUN, invisible as an exit
+ * (pmu_vcpu_steal()), and a frozen PMI's skid (pmu_vcpu_take_pmi()).  Only
+ * paused or frozen counters drop it (a policy that keeps counting across
+ * deschedules, like raw, is meant to include steal), never more than they
+ * counted since their last start, so a counter never goes backwards past a
+ * value the guest already read at its last entry, and never back across a
+ * wrap it made, whose overflow was raised.
  */
-void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles)
+void pmu_vcpu_drop_time(struct pmu_vcpu *v, uint64_t cycles)
 {
 	/*
 	 * A counter of one mode drops it only if the vCPU was in that mode
@@ -154,6 +156,8 @@ void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles)
 		if ((c->mode & PMU_MODE_ALL) != PMU_MODE_ALL && !(c->mode & now))
 			continue;
 		drop = cycles < c->run_events ? cycles : c->run_events;
+		if ((v->global_status & pmu_status_bit(i)) && drop > c->sum)
+			drop = c->sum;
 		c->run_events -= drop;
 		c->sum = (c->sum - drop) & PV_VPMU_MASK;
 	}
@@ -208,8 +212,10 @@ static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
 		    read == PV_VPMU_READ_TSC_KERNEL)
 			clock = PV_STEP_MODE_CLOCK;
 		/* Bit 1 asks the kernel to decode branches as well.  A
-		 * kernel-only counter needs no user stepping. */
-		if (c->running && read == PV_VPMU_READ_STEP &&
+		 * kernel-only counter needs no user stepping.  A PMI's freeze
+		 * spans kernel code, and the stepping goes on after it. */
+		if ((c->running || (v->frozen && c->enabled)) &&
+		    read == PV_VPMU_READ_STEP &&
 		    (mask & (1u << PV_STEP_USER_INSNS |
 			     1u << PV_STEP_USER_BRANCHES)))
 			step |= 1 | ((mask & (1u << PV_STEP_USER_BRANCHES)) ? 2 : 0);

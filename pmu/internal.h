@@ -40,6 +40,10 @@ struct pmu_vcpu {
 	bool in_guest;		/* between enter and exit */
 	bool pmi_pending;	/* an INT overflow wants a PMI */
 	bool lvtpc_masked;	/* a PMI was delivered, LVTPC not unmasked */
+	bool frozen;		/* a PMI was delivered, not yet acknowledged */
+	uint64_t pmi_skid;	/* time counted past the PMI's overflow */
+	uint64_t freeze_tsc;	/* when the freeze began, */
+	uint64_t freeze_steal_ns; /* and steal_ns then */
 	bool exit_kernel;	/* pmu_vcpu_exit_ip(): this exit's mode, */
 	uint64_t exit_ip;	/* and rip */
 	bool pmi_kernel;	/* the same, at the exit that made */
@@ -87,7 +91,7 @@ void pmu_counter_fold(struct pmu_vcpu *v, unsigned int idx);
 void pmu_counter_update(struct pmu_vcpu *v, unsigned int idx);
 void pmu_vcpu_fold_all(struct pmu_vcpu *v);
 bool pmu_counter_counts_time(const struct pmu_counter *c);
-void pmu_vcpu_drop_steal(struct pmu_vcpu *v, uint64_t cycles);
+void pmu_vcpu_drop_time(struct pmu_vcpu *v, uint64_t cycles);
 void pmu_vcpu_publish(struct pmu_vcpu *v);
 
 /* imode.c: deadlines and overflow */
@@ -95,6 +99,7 @@ void pmu_counter_arm(struct pmu_vcpu *v, unsigned int idx);
 void pmu_counter_disarm(struct pmu_vcpu *v, unsigned int idx);
 void pmu_counter_overflowed(struct pmu_vcpu *v, unsigned int idx,
 			    uint64_t n);
+void pmu_vcpu_thaw(struct pmu_vcpu *v);
 
 /* msr.c: recompute the derived state of counter idx after a change */
 void pmu_counter_reprogram(struct pmu_vcpu *v, unsigned int idx);

@@ -198,16 +198,48 @@ int pmu_msr_write(struct pmu_vcpu *v, uint32_t msr, uint64_t val)
 		if (v->global_ctrl != val)
 			v->config_id = 0;
 		v->global_ctrl = val;
+		pmu_vcpu_thaw(v);
 		reprogram_all(v);
 	} else if (msr == PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL) {
 		if (val & ~OVF_CTRL_VALID)
 			return PMU_MSR_GP;
 		v->global_status &= ~val;
+		pmu_vcpu_thaw(v);
 	} else {
 		/* Includes GLOBAL_STATUS and PERF_CAPABILITIES: read-only. */
 		return PMU_MSR_GP;
 	}
 	return PMU_MSR_OK;
+}
+
+/*
+ * The freeze hides the handler's time from a time counter, and with it
+ * from the re-arm rule, which backs off by the skid: a period shorter than
+ * the handler then overflowed again in the handler's own unfrozen tail,
+ * and PMIs came one after another at one user RIP for ever.  So a skid
+ * that, with the handler's frozen time, reaches the period is read with
+ * that time, as if counted: the rule backs off past the handler.  Host
+ * preemption is not the handler's: steal seen since is left out, and the
+ * time is bounded (steal shows only at a later exit; 0.3 s of it once put
+ * the next sample past the program's end).
+ */
+#define PMU_PMI_HELD_MAX	(1ull << 22)	/* TSC ticks, ~1.6 ms at 2.6 GHz */
+
+static uint64_t pmu_pmi_backoff(struct pmu_vcpu *v, unsigned int idx,
+				uint64_t pmc, uint64_t period)
+{
+	uint64_t held, steal, skid = pv_vpmu_delta(pmc, 0);
+
+	if (!v->frozen || !pmu_counter_counts_time(&v->ctr[idx]))
+		return pmc;
+	held = v->pmu->clock.tsc(v->pmu->clock.arg) - v->freeze_tsc;
+	steal = (v->steal_ns - v->freeze_steal_ns) * v->pmu->tsc_khz / 1000000;
+	held = held > steal ? held - steal : 0;
+	if (held > PMU_PMI_HELD_MAX)
+		held = PMU_PMI_HELD_MAX;
+	if (skid + held < period)
+		return pmc;
+	return (skid + held) & PV_VPMU_MASK;
 }
 
 /*
@@ -224,8 +256,10 @@ int64_t pmu_pmi_rearm(struct pmu_vcpu *v, uint64_t idx, uint64_t period,
 		return -EINVAL;
 	v->global_status &= ~ack;
 	pmc = pmu_vcpu_counter(v, idx);
+	pmc = pmu_pmi_backoff(v, idx, pmc, period);
 	pmu_counter_set(v, idx,
 			(0 - pv_vpmu_rearm_dist(pmc, period)) & PV_VPMU_MASK);
+	pmu_vcpu_thaw(v);
 	return (int64_t)pmc;
 }
 

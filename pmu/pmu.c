@@ -171,6 +171,8 @@ void pmu_vcpu_exit_ip(struct pmu_vcpu *v, uint64_t ip, bool kernel)
 
 bool pmu_vcpu_enter(struct pmu_vcpu *v)
 {
+	bool pmi;
+
 	if (v->pmu->src->ops->vcpu_enter)
 		v->pmu->src->ops->vcpu_enter(v->pmu->src, v);
 	if (!v->in_guest && v->stats.exits)
@@ -178,11 +180,13 @@ bool pmu_vcpu_enter(struct pmu_vcpu *v)
 			v->pmu->clock.ns(v->pmu->clock.arg) - v->exit_ns;
 	/* Off-CPU counters pick up this exit's vmm-time and steal. */
 	pmu_vcpu_fold_all(v);
+	/* Before the resume: a PMI now freezes what would restart. */
+	pmi = pmu_vcpu_take_pmi(v);
 	v->pmu->policy->vcpu_resume(v);
 	v->in_guest = true;
 	v->resumes++;
 	pmu_vcpu_publish(v);
-	return pmu_vcpu_take_pmi(v);
+	return pmi;
 }
 
 void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns)
@@ -191,7 +195,7 @@ void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns)
 
 	v->virt[PV_EVENT_STEAL >> 8] += ns;
 	v->steal_ns += ns;
-	pmu_vcpu_drop_steal(v, (uint64_t)(cycles / 1000000u));
+	pmu_vcpu_drop_time(v, (uint64_t)(cycles / 1000000u));
 }
 
 void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta)

@@ -257,6 +257,11 @@ enum pv_vpmu_hypercall {
 	 * clear ack's bits of GLOBAL_STATUS (as GLOBAL_OVF_CTRL), read
 	 * general counter idx, and write it pv_vpmu_rearm_dist(count,
 	 * period) events before its wrap.  -> the count read, or -EINVAL.
+	 * It acknowledges the PMI, which ends the PMI's freeze of every
+	 * counter (as a GLOBAL_OVF_CTRL or GLOBAL_CTRL write does).  For a
+	 * time counter whose skid and frozen handler time reach the period,
+	 * "the count read" is the skid plus that time: the back-off past
+	 * the handler (design.md, Throttling).
 	 */
 	PV_HC_PMU_REARM = 37,
 	/*

@@ -126,8 +126,12 @@ static void test_lvtpc_masked_until_unmasked(void **state)
 	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 5);
 	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
 	assert_true(pmu_vcpu_enter(f->v));
-	/* LVTPC is now masked: a second overflow sets status, no PMI. */
+	/* Acknowledged (the freeze ends) with LVTPC still masked: a second
+	 * overflow sets status, no PMI. */
+	pmu_vcpu_exit(f->v, PMU_EXIT_MSR);
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1);
 	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-5);
+	assert_false(pmu_vcpu_enter(f->v));
 	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 10);
 	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
 	assert_false(pmu_vcpu_enter(f->v));
@@ -142,6 +146,122 @@ static void test_lvtpc_masked_until_unmasked(void **state)
 	pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 15);
 	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
 	assert_true(pmu_vcpu_enter(f->v));
+	fx_free(f);
+}
+
+/*
+ * A delivered PMI freezes every counter until the guest acknowledges it:
+ * the handler's own events (an exit and an emulated kernel path here) are
+ * not the program's.  Each way of acknowledging ends the freeze.
+ */
+static void test_pmi_freezes_until_ack(void **state)
+{
+	static const int acks[] = { 0, 1, 2 };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(acks) / sizeof(acks[0]); k++) {
+		struct fx *f = fx_new("fake", "offset", false);
+
+		wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
+			 evtsel(PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT));
+		wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 1,
+			 evtsel(PV_EVENT_INSTRUCTIONS, EVT_ALL));
+		wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-5);
+		wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 3);
+		assert_false(pmu_vcpu_enter(f->v));
+		pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 7);
+		pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 4);
+		pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+		assert_true(pmu_vcpu_enter(f->v));
+		/* The handler runs: nothing counts, across its exits too. */
+		pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 1007);
+		pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 504);
+		pmu_vcpu_exit(f->v, PMU_EXIT_MSR);
+		assert_false(pmu_vcpu_enter(f->v));
+		/* Unmasking LVTPC first does not end the freeze. */
+		pmu_vcpu_lvtpc_unmasked(f->v);
+		assert_false(pmu_vcpu_enter(f->v));
+		pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 1107);
+		pmu_vcpu_exit(f->v, PMU_EXIT_MSR);
+		assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0), 2);
+		assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0 + 1), 4);
+		if (acks[k] == 0)
+			wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1);
+		else if (acks[k] == 1)
+			wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 3);
+		else
+			assert_int_equal(pmu_pmi_rearm(f->v, 0, 100, 1), 2);
+		assert_false(pmu_vcpu_enter(f->v));
+		pmu_fake_set(f->src, 0, PV_EVENT_CYCLES, 1110);
+		pmu_fake_set(f->src, 0, PV_EVENT_INSTRUCTIONS, 510);
+		pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+		assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0 + 1), 10);
+		assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0),
+				 acks[k] == 2 ? ((1ull << 48) - 98 + 3) : 5);
+		fx_free(f);
+	}
+}
+
+/*
+ * Time counters freeze where the overflow was, not at the exit that found
+ * it (the kick's way out of KVM_RUN): the tsc source, overflow at 100,
+ * the exit at 130.
+ */
+static void test_pmi_freeze_drops_skid(void **state)
+{
+	struct fx *f = fx_new("tsc", "offset", true);
+
+	(void)state;
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
+		 evtsel(PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT));
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 1,
+		 evtsel(PV_EVENT_CYCLES, EVT_ALL));
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-100);
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 3);
+	assert_false(pmu_vcpu_enter(f->v));
+	f->tsc = 130;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	f->tsc = 140;
+	assert_true(pmu_vcpu_enter(f->v));
+	f->tsc = 500;
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0), 0);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0 + 1), 100);
+	assert_int_equal(pmu_pmi_rearm(f->v, 0, 1000, 1), 0);
+	f->tsc = 510;
+	assert_false(pmu_vcpu_enter(f->v));
+	f->tsc = 610;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0 + 1), 200);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0),
+			 (1ull << 48) - 1000 + 100);
+	fx_free(f);
+}
+
+/*
+ * A period shorter than the handler: the skid with the handler's frozen
+ * time (140 to 500) is what the re-arm backs off by, or the unfrozen
+ * tail of the handler overflowed again, PMI after PMI.
+ */
+static void test_pmi_backoff_past_handler(void **state)
+{
+	struct fx *f = fx_new("tsc", "offset", true);
+
+	(void)state;
+	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
+		 evtsel(PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT));
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-100);
+	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	assert_false(pmu_vcpu_enter(f->v));
+	f->tsc = 130;
+	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
+	f->tsc = 140;
+	assert_true(pmu_vcpu_enter(f->v));
+	f->tsc = 500;
+	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	assert_int_equal(pmu_pmi_rearm(f->v, 0, 100, 1), 360);
+	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0),
+			 (1ull << 48) - pv_vpmu_rearm_dist(360, 100));
 	fx_free(f);
 }
 
@@ -312,6 +432,9 @@ int main(void)
 		cmocka_unit_test(test_exact_overflow_count),
 		cmocka_unit_test(test_step_like_source_stops_at_deadline),
 		cmocka_unit_test(test_lvtpc_masked_until_unmasked),
+		cmocka_unit_test(test_pmi_freezes_until_ack),
+		cmocka_unit_test(test_pmi_freeze_drops_skid),
+		cmocka_unit_test(test_pmi_backoff_past_handler),
 		cmocka_unit_test(test_fixed_counter_pmi_bit),
 		cmocka_unit_test(test_imode_counter_travels_with_thread),
 		cmocka_unit_test(test_pending_overflow_follows_owner),
