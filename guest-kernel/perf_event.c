@@ -1155,6 +1155,18 @@ bool perf_event_rdpmc(struct task *t, struct trapframe *tf)
 	return true;
 }
 
+/*
+ * The next overflow comes 'period' events after this one; events past the
+ * wrap (skid) carry over.  Until now event_raw() read this overflow's
+ * period from the wrapped counter, with e->overflows one short.  The
+ * re-arm acknowledges the PMI, which ends its freeze (pmu/imode.c).
+ */
+static void event_rearm(struct perf_event *e, int idx)
+{
+	kpmu_rearm(idx, e->period);
+	e->overflows++;
+}
+
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf,
 			 u64 kip)
 {
@@ -1164,19 +1176,21 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf,
 
 	if (!e)
 		return false;
-	/* Re-arm: the next overflow comes 'period' events after this one;
-	 * events past the wrap (skid) carry over. */
-	kpmu_rearm(idx, e->period);
-	e->overflows++;
 	/*
 	 * A stopped event does not overflow.  An overflow from before the
 	 * stop can arrive after it (delivery waits for the owner to run
 	 * again when a switch came in between): its point is at or below
 	 * the raw count the stop left in base.
 	 */
-	if (!e->live && e->overflows * e->period + e->child_counts > e->base)
+	if (!e->live &&
+	    (e->overflows + 1) * e->period + e->child_counts > e->base) {
+		event_rearm(e, idx);
 		return true;
+	}
+	/* Under the PMI's freeze, which event_rearm() ends: the record is
+	 * the handler's work, not the program's. */
 	event_sample_write(e, t, tf, kip);
+	event_rearm(e, idx);
 	if (e->limit && !--e->limit) {
 		code = POLL_HUP;
 		event_disable(e);

@@ -486,7 +486,8 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 			u64 kip)
 {
 	u64 period = boot_params->record_period;
-	u64 pmc = kpmu_rearm_read(idx, period);
+	/* The PMI froze the counter: its page reads it with no exit. */
+	u64 pmc = kpmu_task_count(t, idx);
 	u64 armed = t->record_armed ? t->record_armed : period;
 	struct pv_sample s;
 
@@ -503,9 +504,6 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 	s.period = pv_vpmu_delta(pmc, (0 - armed) & MASK48);
 	if (!s.period)
 		s.period = period;
-	/* The next sample one period on; events past the wrap carried over
-	 * (kpmu_rearm_read() set the counter so). */
-	t->record_armed = pv_vpmu_rearm_dist(pmc, period);
 	s.pid = t->proc ? t->proc->pid : 0;
 	s.tid = t->tid;
 	s.cpu = t->cpu->id;
@@ -513,6 +511,14 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 	s.time_tsc = rdtsc();
 	memcpy(s.comm, t->comm, sizeof(s.comm));
 	hcall(PV_HC_SAMPLE, V2P(&s), 0, 0);
+	/*
+	 * The next sample one period on, events past the wrap carried over
+	 * (the VMM set the counter so, from the count it returns).  Last,
+	 * as the acknowledgement ends the freeze: the handler's exits and
+	 * emulated path are not the program's cycles.
+	 */
+	t->record_armed = pv_vpmu_rearm_dist(kpmu_rearm_read(idx, period),
+					     period);
 }
 
 /*
