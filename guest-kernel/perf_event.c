@@ -113,9 +113,12 @@ static u64 event_sw_raw(struct perf_event *e, u64 now)
 }
 
 /*
- * Events since open.  A sampling counter restarts one period before it
- * wraps at every overflow, so its count is whole periods plus the progress
- * from that starting point.
+ * Events since open.  A sampling counter is set again at every overflow
+ * (event_rearm()), so its count is what it counted before the last set
+ * plus its progress from the value set.  That value is a period before the
+ * wrap less the skid, or further out when the re-arm throttles: read as a
+ * period before the wrap, a throttled counter's progress was negative, and
+ * a read gave 2^48 events too many until the counter caught up.
  */
 static u64 event_raw(struct perf_event *e, u64 now)
 {
@@ -125,9 +128,14 @@ static u64 event_raw(struct perf_event *e, u64 now)
 		return event_sw_raw(e, now);
 	c = kpmu_task_count(e->owner, e->idx);
 	if (e->period)
-		c = e->overflows * e->period +
-		    ((c - (PV_VPMU_MASK + 1 - e->period)) & PV_VPMU_MASK);
+		c = e->done + pv_vpmu_delta(c, e->restart);
 	return c + e->child_counts;
+}
+
+/* A sampling counter's first value: one period before it wraps. */
+static void event_restart(struct perf_event *e)
+{
+	e->restart = (PV_VPMU_MASK + 1 - e->period) & PV_VPMU_MASK;
 }
 
 /* Counting requires the event, its leader and a counter (or none needed). */
@@ -401,9 +409,10 @@ static void slot_program(struct task *t, struct perf_event *e)
 	int idx = e->idx;
 
 	tp->evtsel[idx] = e->evtsel | (e->period ? PV_EVTSEL_INT : 0);
-	if (e->period)
-		tp->ctr[idx].saved = (PV_VPMU_MASK + 1 - e->period) &
-				     PV_VPMU_MASK;
+	if (e->period) {
+		event_restart(e);
+		tp->ctr[idx].saved = e->restart;
+	}
 	tp->global_ctrl |= 1ull << idx;
 	tp->map[idx] = idx;
 	if (tp->nr_map <= (u32)idx)
@@ -412,8 +421,7 @@ static void slot_program(struct task *t, struct perf_event *e)
 	perf_reload(t);
 	/* The switch saved the old counter over our preset: set it now. */
 	if (e->period)
-		wrmsr(PV_MSR_IA32_A_PMC0 + idx,
-		      (PV_VPMU_MASK + 1 - e->period) & PV_VPMU_MASK);
+		wrmsr(PV_MSR_IA32_A_PMC0 + idx, e->restart);
 }
 
 /* The attr, copied as Linux does: size 0 is the first version; bytes past
@@ -580,6 +588,8 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	e->evtsel = sw ? 0 : pv_perf_attr_evtsel(ev, a->flags);
 	e->id = next_event_id++;
 	e->period = a->sample_period;
+	if (e->period)
+		event_restart(e);
 	e->read_format = a->read_format;
 	e->sample_type = a->sample_type;
 	e->inherit = a->flags & PV_PERF_ATTR_INHERIT;
@@ -751,9 +761,10 @@ static int event_period_set(struct perf_event *e, u64 uarg)
 		return -EINVAL;	/* only the running owner's counter */
 	event_sync(e);
 	e->period = p;
-	e->overflows = 0;
+	e->done = 0;
 	e->child_counts = 0;
-	wrmsr(PV_MSR_IA32_A_PMC0 + e->idx, (PV_VPMU_MASK + 1 - p) & PV_VPMU_MASK);
+	event_restart(e);
+	wrmsr(PV_MSR_IA32_A_PMC0 + e->idx, e->restart);
 	e->base = event_raw(e, rdtsc());
 	return 0;
 }
@@ -1157,14 +1168,16 @@ bool perf_event_rdpmc(struct task *t, struct trapframe *tf)
 
 /*
  * The next overflow comes 'period' events after this one; events past the
- * wrap (skid) carry over.  Until now event_raw() read this overflow's
- * period from the wrapped counter, with e->overflows one short.  The
- * re-arm acknowledges the PMI, which ends its freeze (pmu/imode.c).
+ * wrap (skid) carry over.  What the counter counted up to now joins done,
+ * and it counts on from the value the re-arm set.  The re-arm acknowledges
+ * the PMI, which ends its freeze (pmu/imode.c).
  */
 static void event_rearm(struct perf_event *e, int idx)
 {
-	kpmu_rearm(idx, e->period);
-	e->overflows++;
+	u64 set, c = kpmu_rearm(idx, e->period, &set);
+
+	e->done += (c - e->restart) & PV_VPMU_MASK;
+	e->restart = set;
 }
 
 bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf,
@@ -1182,8 +1195,8 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf,
 	 * again when a switch came in between): its point is at or below
 	 * the raw count the stop left in base.
 	 */
-	if (!e->live &&
-	    (e->overflows + 1) * e->period + e->child_counts > e->base) {
+	if (!e->live && e->done + ((0 - e->restart) & PV_VPMU_MASK) +
+	    e->child_counts > e->base) {
 		event_rearm(e, idx);
 		return true;
 	}

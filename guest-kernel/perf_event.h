@@ -50,7 +50,8 @@ struct perf_event {
 	u64 clock;			/* owner's CPU TSC at the last sync */
 	u64 ena_tsc, run_tsc;		/* time enabled, running (TSC) */
 	u64 child_counts;		/* inherit: exited children's counts */
-	u64 overflows;
+	u64 done;			/* sampling: events before restart */
+	u64 restart;			/* the counter's value when last set */
 	u64 rdpmc_max;			/* the highest count rdpmc gave */
 	struct perf_event *leader;	/* itself when it leads */
 	struct perf_event *sibling;	/* next in its leader's group */

@@ -194,6 +194,21 @@ u64 kpmu_task_count(struct task *t, int idx)
 	return t->tpage ? task_count(t, idx) : 0;
 }
 
+/*
+ * A counter a PMI froze (pmu/imode.c): its value is the vCPU page's, as
+ * the VMM left it at the entry, and read with no seqlock, since no entry
+ * comes before the handler's next exit.  A few instructions where
+ * task_count() takes ~130 emulated ones.
+ */
+u64 kpmu_pmi_count(struct task *t, int idx)
+{
+	const struct pv_vpmu_vcpu_page *vp = t->cpu->vpage;
+
+	if (vp && !(vp->ctr[idx].flags & PV_VPMU_CTR_RUNNING))
+		return vp->ctr[idx].sum;
+	return kpmu_task_count(t, idx);
+}
+
 /* The counter value an interrupting counter starts (and restarts) at. */
 u64 kpmu_sample_start(int idx)
 {
@@ -446,11 +461,14 @@ static u64 rdmsr64(u32 msr)
 
 /*
  * Restart interrupting counter idx one period after its last overflow (or
- * further, throttled: pv_vpmu_rearm_dist()), acknowledging the status bits
- * this CPU's PMI left to acknowledge on the way; returns the count it
- * read.  One exit (PV_HC_PMU_REARM) for what were three MSR accesses.
+ * further, throttled: pv_vpmu_rearm_dist() and the VMM's back-off past the
+ * handler), acknowledging the status bits this CPU's PMI left to
+ * acknowledge on the way, which ends the PMI's freeze.  Returns the count
+ * it read; *set is the value it set, the counter's in the vCPU page now,
+ * since it starts from there at this entry.  One exit (PV_HC_PMU_REARM)
+ * for what were three MSR accesses.
  */
-static u64 kpmu_rearm_read(int idx, u64 period)
+u64 kpmu_rearm(int idx, u64 period, u64 *set)
 {
 	struct cpu *c = current_task()->cpu;
 	u64 ack = c->pmi_ack;
@@ -460,12 +478,9 @@ static u64 kpmu_rearm_read(int idx, u64 period)
 	pmc = hcall(PV_HC_PMU_REARM, idx, period, ack);
 	if (pmc < 0)
 		panic("PMU re-arm of counter %d: %ld", idx, pmc);
+	*set = c->vpage ? c->vpage->ctr[idx].sum :
+	       (0 - pv_vpmu_rearm_dist(pmc, period)) & PV_VPMU_MASK;
 	return pmc;
-}
-
-void kpmu_rearm(int idx, u64 period)
-{
-	kpmu_rearm_read(idx, period);
 }
 
 bool kpmu_sample_ip(u64 kip, u64 evtsel, const struct trapframe *tf,
@@ -487,7 +502,7 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 {
 	u64 period = boot_params->record_period;
 	/* The PMI froze the counter: its page reads it with no exit. */
-	u64 pmc = kpmu_task_count(t, idx);
+	u64 pmc = kpmu_pmi_count(t, idx);
 	u64 armed = t->record_armed ? t->record_armed : period;
 	struct pv_sample s;
 
@@ -512,13 +527,12 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 	memcpy(s.comm, t->comm, sizeof(s.comm));
 	hcall(PV_HC_SAMPLE, V2P(&s), 0, 0);
 	/*
-	 * The next sample one period on, events past the wrap carried over
-	 * (the VMM set the counter so, from the count it returns).  Last,
-	 * as the acknowledgement ends the freeze: the handler's exits and
-	 * emulated path are not the program's cycles.
+	 * The next sample one period on, events past the wrap carried over.
+	 * Last, as the acknowledgement ends the freeze: the handler's exits
+	 * and emulated path are not the program's cycles.
 	 */
-	t->record_armed = pv_vpmu_rearm_dist(kpmu_rearm_read(idx, period),
-					     period);
+	kpmu_rearm(idx, period, &pmc);
+	t->record_armed = (0 - pmc) & PV_VPMU_MASK;
 }
 
 /*
@@ -543,16 +557,20 @@ void kpmu_pmi(struct trapframe *tf)
 		kprintf("%s[%d]: PMI status %lx at %lx", t->comm, t->tid,
 			status, tf->rip);
 	/*
-	 * Unmask LVTPC, then acknowledge and re-arm in one exit (the first
-	 * kpmu_rearm_read() takes c->pmi_ack): an overflow after the re-arm
-	 * sets a fresh status bit and PMI instead of being cleared with the
-	 * old one, and that exit is where the VMM sees LVTPC unmasked.
+	 * Unmask LVTPC, then record, then acknowledge and re-arm in one exit
+	 * (the first kpmu_rearm() takes c->pmi_ack), which ends the
+	 * PMI's freeze of the counters: an overflow after the re-arm sets a
+	 * fresh status bit and PMI instead of being cleared with the old
+	 * one, and that exit is where the VMM sees LVTPC unmasked.  The
+	 * overflowed counters by their bits: each test of the eight is
+	 * emulated on kvm_pvm.
 	 */
 	c->pmi_ack = status;
 	wrmsr(X2APIC_LVT_PMC, VEC_PMI);
-	for (int i = 0; i < PV_VPMU_NR_GP && t->tpage; i++) {
-		if (!(status & (1ull << i)))
-			continue;
+	for (u64 gp = t->tpage ? status & ((1ull << PV_VPMU_NR_GP) - 1) : 0;
+	     gp; gp &= gp - 1) {
+		int i = __builtin_ctzll(gp);
+
 		if (!perf_event_overflow(t, i, tf, kip) &&
 		    boot_params->record_period)
 			kpmu_sample(t, tf, i, kip);

@@ -28,6 +28,7 @@ void kpmu_task_exit(struct task *t);
 int kpmu_task_alloc_page(struct task *t);
 void kpmu_task_config_changed(struct task *t);
 uint64_t kpmu_task_count(struct task *t, int idx);
+uint64_t kpmu_pmi_count(struct task *t, int idx);
 void kpmu_task_free(struct task *t);
 /*
  * The VMM wants the kernel's return-to-user work on this vCPU (its page):
@@ -68,7 +69,7 @@ static inline void kpmu_user_entry(struct pv_vpmu_vcpu_page *vp,
 }
 bool kpmu_debug_trap(struct trapframe *tf);
 uint64_t kpmu_sample_start(int idx);
-void kpmu_rearm(int idx, uint64_t period);
+uint64_t kpmu_rearm(int idx, uint64_t period, uint64_t *set);
 void kpmu_pmi(struct trapframe *tf);
 /*
  * Where a sample of a PMI's overflow is, for an event of PERFEVTSEL

@@ -256,9 +256,8 @@ int64_t pmu_pmi_rearm(struct pmu_vcpu *v, uint64_t idx, uint64_t period,
 		return -EINVAL;
 	v->global_status &= ~ack;
 	pmc = pmu_vcpu_counter(v, idx);
-	pmc = pmu_pmi_backoff(v, idx, pmc, period);
-	pmu_counter_set(v, idx,
-			(0 - pv_vpmu_rearm_dist(pmc, period)) & PV_VPMU_MASK);
+	pmu_counter_set(v, idx, (0 - pv_vpmu_rearm_dist(pmu_pmi_backoff(v, idx,
+			pmc, period), period)) & PV_VPMU_MASK);
 	pmu_vcpu_thaw(v);
 	return (int64_t)pmc;
 }

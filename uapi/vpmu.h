@@ -133,10 +133,11 @@ static inline uint64_t pv_vpmu_delta(uint64_t now, uint64_t start)
  * How far ahead to put a sampling counter's next overflow, given the value
  * it read after the last one (the events counted past the wrap, its skid).
  * A counter that stepped back short of the wrap (steal dropped after the
- * overflow) has no skid.  A skid of a period or more means the PMI
- * handler's own events are being counted (tsc source, emulated kernel):
- * the next overflow goes that much further out again, or PMIs would come
- * back to back (perf throttles for the same reason).
+ * overflow) has no skid.  A skid of a period or more means PMIs come as
+ * fast as the handler runs (the VMM adds the handler's frozen time to a
+ * time counter's skid for this rule): the next overflow goes that much
+ * further out again, or PMIs would come back to back (perf throttles for
+ * the same reason).
  */
 static inline uint64_t pv_vpmu_rearm_dist(uint64_t pmc, uint64_t period)
 {
@@ -258,10 +259,11 @@ enum pv_vpmu_hypercall {
 	 * general counter idx, and write it pv_vpmu_rearm_dist(count,
 	 * period) events before its wrap.  -> the count read, or -EINVAL.
 	 * It acknowledges the PMI, which ends the PMI's freeze of every
-	 * counter (as a GLOBAL_OVF_CTRL or GLOBAL_CTRL write does).  For a
-	 * time counter whose skid and frozen handler time reach the period,
-	 * "the count read" is the skid plus that time: the back-off past
-	 * the handler (design.md, Throttling).
+	 * counter (as a GLOBAL_OVF_CTRL or GLOBAL_CTRL write does).  A time
+	 * counter whose skid and frozen handler time reach the period is set
+	 * as if that time were its skid: the back-off past the handler
+	 * (design.md, Throttling).  The value set is the counter's in the
+	 * vCPU page at the return.
 	 */
 	PV_HC_PMU_REARM = 37,
 	/*

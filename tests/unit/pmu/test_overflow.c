@@ -259,7 +259,7 @@ static void test_pmi_backoff_past_handler(void **state)
 	assert_true(pmu_vcpu_enter(f->v));
 	f->tsc = 500;
 	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
-	assert_int_equal(pmu_pmi_rearm(f->v, 0, 100, 1), 360);
+	assert_int_equal(pmu_pmi_rearm(f->v, 0, 100, 1), 0);
 	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0),
 			 (1ull << 48) - pv_vpmu_rearm_dist(360, 100));
 	fx_free(f);
