@@ -203,20 +203,19 @@ static void test_pmi_freezes_until_ack(void **state)
 }
 
 /*
- * Time counters freeze where the overflow was, not at the exit that found
- * it (the kick's way out of KVM_RUN): the tsc source, overflow at 100,
- * the exit at 130.
+ * The tsc source, PMC0 sampling cycles every `period` from 0 (PMC1
+ * counting them too): the overflow at `period`, the exit that finds it at
+ * 130, the PMI delivered at 140, the handler's exit at 500.
  */
-static void test_pmi_freeze_drops_skid(void **state)
+static struct fx *tsc_pmi_handler(uint64_t period)
 {
 	struct fx *f = fx_new("tsc", "offset", true);
 
-	(void)state;
 	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
 		 evtsel(PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT));
 	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0 + 1,
 		 evtsel(PV_EVENT_CYCLES, EVT_ALL));
-	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-100);
+	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-(int64_t)period);
 	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 3);
 	assert_false(pmu_vcpu_enter(f->v));
 	f->tsc = 130;
@@ -225,6 +224,18 @@ static void test_pmi_freeze_drops_skid(void **state)
 	assert_true(pmu_vcpu_enter(f->v));
 	f->tsc = 500;
 	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
+	return f;
+}
+
+/*
+ * Time counters freeze where the overflow was, not at the exit that found
+ * it (the kick's way out of KVM_RUN): overflow at 100, found at 130.
+ */
+static void test_pmi_freeze_drops_skid(void **state)
+{
+	struct fx *f = tsc_pmi_handler(100);
+
+	(void)state;
 	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0), 0);
 	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0 + 1), 100);
 	assert_int_equal(pmu_pmi_rearm(f->v, 0, 1000, 1), 0);
@@ -241,24 +252,14 @@ static void test_pmi_freeze_drops_skid(void **state)
 /*
  * A period shorter than the handler: the skid with the handler's frozen
  * time (140 to 500) is what the re-arm backs off by, or the unfrozen
- * tail of the handler overflowed again, PMI after PMI.
+ * tail of the handler overflowed again, PMI after PMI.  It still returns
+ * the count it read.
  */
 static void test_pmi_backoff_past_handler(void **state)
 {
-	struct fx *f = fx_new("tsc", "offset", true);
+	struct fx *f = tsc_pmi_handler(100);
 
 	(void)state;
-	wrmsr_ok(f->v, PV_MSR_IA32_PERFEVTSEL0,
-		 evtsel(PV_EVENT_CYCLES, EVT_ALL | PV_EVTSEL_INT));
-	wrmsr_ok(f->v, PV_MSR_IA32_PMC0, (uint32_t)-100);
-	wrmsr_ok(f->v, PV_MSR_IA32_PERF_GLOBAL_CTRL, 1);
-	assert_false(pmu_vcpu_enter(f->v));
-	f->tsc = 130;
-	pmu_vcpu_exit(f->v, PMU_EXIT_OTHER);
-	f->tsc = 140;
-	assert_true(pmu_vcpu_enter(f->v));
-	f->tsc = 500;
-	pmu_vcpu_exit(f->v, PMU_EXIT_HYPERCALL);
 	assert_int_equal(pmu_pmi_rearm(f->v, 0, 100, 1), 0);
 	assert_int_equal(rdmsr_ok(f->v, PV_MSR_IA32_PMC0),
 			 (1ull << 48) - pv_vpmu_rearm_dist(360, 100));
