@@ -42,6 +42,7 @@ struct pmu_vcpu {
 	bool lvtpc_masked;	/* a PMI was delivered, LVTPC not unmasked */
 	bool frozen;		/* a PMI was delivered, not yet acknowledged */
 	uint64_t pmi_skid;	/* time counted past the PMI's overflow */
+	uint64_t pmi_skid_least; /* the least such: a kick's way out */
 	uint64_t freeze_tsc;	/* when the freeze began, */
 	uint64_t freeze_steal_ns; /* and steal_ns then */
 	bool exit_kernel;	/* pmu_vcpu_exit_ip(): this exit's mode, */
