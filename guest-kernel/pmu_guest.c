@@ -503,7 +503,7 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 	u64 period = boot_params->record_period;
 	/* The PMI froze the counter: its page reads it with no exit. */
 	u64 pmc = kpmu_pmi_count(t, idx);
-	u64 armed = t->record_armed ? t->record_armed : period;
+	u64 armed = t->record_armed ? t->record_armed : period, set;
 	struct pv_sample s;
 
 	/*
@@ -531,8 +531,8 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 	 * Last, as the acknowledgement ends the freeze: the handler's exits
 	 * and emulated path are not the program's cycles.
 	 */
-	kpmu_rearm(idx, period, &pmc);
-	t->record_armed = (0 - pmc) & PV_VPMU_MASK;
+	kpmu_rearm(idx, period, &set);
+	t->record_armed = (0 - set) & PV_VPMU_MASK;
 }
 
 /*
@@ -561,9 +561,9 @@ void kpmu_pmi(struct trapframe *tf)
 	 * (the first kpmu_rearm() takes c->pmi_ack), which ends the
 	 * PMI's freeze of the counters: an overflow after the re-arm sets a
 	 * fresh status bit and PMI instead of being cleared with the old
-	 * one, and that exit is where the VMM sees LVTPC unmasked.  The
-	 * overflowed counters by their bits: each test of the eight is
-	 * emulated on kvm_pvm.
+	 * one, and that exit is where the VMM sees LVTPC unmasked.  Only the
+	 * overflowed counters' bits are visited: on kvm_pvm every test of a
+	 * bit is an emulated instruction.
 	 */
 	c->pmi_ack = status;
 	wrmsr(X2APIC_LVT_PMC, VEC_PMI);

@@ -89,12 +89,12 @@ bool pmu_vcpu_take_pmi(struct pmu_vcpu *v)
 	 * and memmove, which take bzip2's first-touch faults, lost their
 	 * share of its profile.
 	 */
-	if (v->pmi_skid && (!v->pmi_skid_least ||
-			    v->pmi_skid < v->pmi_skid_least))
-		v->pmi_skid_least = v->pmi_skid;
-	if (v->pmi_skid)
+	if (v->pmi_skid) {
+		if (!v->pmi_skid_least || v->pmi_skid < v->pmi_skid_least)
+			v->pmi_skid_least = v->pmi_skid;
 		pmu_vcpu_drop_time(v, v->pmi_skid_least);
-	v->pmi_skid = 0;
+		v->pmi_skid = 0;
+	}
 	return true;
 }
 

@@ -250,14 +250,14 @@ static uint64_t pmu_pmi_backoff(struct pmu_vcpu *v, unsigned int idx,
 int64_t pmu_pmi_rearm(struct pmu_vcpu *v, uint64_t idx, uint64_t period,
 		      uint64_t ack)
 {
-	uint64_t pmc;
+	uint64_t pmc, dist;
 
 	if (idx >= PV_VPMU_NR_GP || (ack & ~OVF_CTRL_VALID))
 		return -EINVAL;
 	v->global_status &= ~ack;
 	pmc = pmu_vcpu_counter(v, idx);
-	pmu_counter_set(v, idx, (0 - pv_vpmu_rearm_dist(pmu_pmi_backoff(v, idx,
-			pmc, period), period)) & PV_VPMU_MASK);
+	dist = pv_vpmu_rearm_dist(pmu_pmi_backoff(v, idx, pmc, period), period);
+	pmu_counter_set(v, idx, (0 - dist) & PV_VPMU_MASK);
 	pmu_vcpu_thaw(v);
 	return (int64_t)pmc;
 }
