@@ -94,9 +94,11 @@ static inline s64 hcall(u64 nr, u64 a, u64 b, u64 c)
 struct pv_kstat;
 extern struct pv_kstat kstat;		/* uapi/kstat.h */
 void kstat_init(const struct pv_boot_params *bp);
-/* The entry counts are registered: every return to user mode goes
- * through return_to_user_slow(), which notes its RIP (kstat.c). */
-extern bool kacct_on;
+/* Work at every return to user mode while its bit is set, each sending
+ * every return through return_to_user_slow() (rtu_global bit 1). */
+#define RETURN_HOOK_KACCT	1	/* kstat.c: note the return's RIP */
+#define RETURN_HOOK_TRIP	2	/* kpmu_user_return(): the trip's stamp */
+extern u8 return_hooks;			/* sched.c */
 
 /* console.c */
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -109,6 +111,10 @@ void kernel_ap_selftest(u64 cpu_id);
 extern bool kverbose;
 extern bool ktrace;		/* -vv: log every system call */
 extern bool syscall_slow;	/* syscall.c: entry.S's fast dispatch off */
+/* syscall.c: work at the C dispatcher's entry while its bit is set */
+#define SYSCALL_HOOK_TRIP	1	/* pmu_guest.c: measure the trip */
+#define SYSCALL_HOOK_REFILL	2	/* put the fast dispatch back */
+extern u8 syscall_hooks;
 extern bool kcopy_native;	/* standard KVM: copy in the kernel (lib.c) */
 
 /* lib.c */

@@ -11,7 +11,6 @@
 #include "task.h"
 
 struct pv_kstat kstat;
-bool kacct_on;
 
 _Static_assert(__builtin_offsetof(struct pv_kstat, syscall) == KSTAT_SYSCALL,
 	       "asm");
@@ -35,7 +34,7 @@ void kstat_init(const struct pv_boot_params *bp)
 	if (!(bp->flags & PV_BOOT_KSTAT))
 		return;
 	hcall(PV_HC_KSTAT, V2P(&kstat), sizeof(kstat), 0);
-	kacct_on = true;
+	return_hooks |= RETURN_HOOK_KACCT;
 	sched_rtu_update();
 }
 

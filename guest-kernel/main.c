@@ -183,6 +183,7 @@ __attribute__((used)) void kmain(struct pv_boot_params *bp, u64 cpu_id)
 	syscall_slow = ktrace || mm_tlb_ipi_on ||
 		       boot_params->source_id == PV_VPMU_SOURCE_STEP ||
 		       (bp->flags & PV_BOOT_KSTAT);
+	kpmu_trip_start();
 	syscall_init();
 	sched_rtu_update();
 	kstat_init(bp);

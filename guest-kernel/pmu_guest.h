@@ -19,6 +19,12 @@ struct trapframe;
 
 void kpmu_cpus_alloc(u32 ncpus);
 void kpmu_cpu_init(struct cpu *c);
+/* The least trip, measured over the boot's first system calls before any
+ * counter needs it (the mode clock, design.md 4.6): start at boot, and
+ * the stamps at a system call's entry and at each return while on. */
+void kpmu_trip_start(void);
+void kpmu_trip_entry(struct cpu *c);
+void kpmu_trip_return(struct cpu *c);
 /* The switch point: prev's counts folded, next's started (a-mode), or
  * one batched hypercall when the policy needs the VMM (i-mode).  Only
  * when prev or next has a thread page. */

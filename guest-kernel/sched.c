@@ -49,10 +49,11 @@ static u64 kstack_next, kstack_end;
  * only if a task waits for a CPU.
  */
 u16 rtu_global;
+u8 return_hooks;
 
 void sched_rtu_update(void)
 {
-	rtu_global = (timed_head || mm_tlb_ipi_on || kacct_on ||
+	rtu_global = (timed_head || mm_tlb_ipi_on || return_hooks ||
 		      itimer_any()) << 1 |
 		     (runq_head != NULL) << 8;
 }
@@ -486,7 +487,7 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 	kpmu_user_return(t, tf);
 	if (unlikely(mm_tlb_ipi_on))
 		mm_tlb_return(c);
-	if (unlikely(kacct_on))
+	if (unlikely(return_hooks & RETURN_HOOK_KACCT))
 		kacct_return(c, tf->rip);
 	bkl_unlock();
 }

@@ -158,9 +158,12 @@ struct cpu {
 	/* PMI status bits still to acknowledge: the handler's first re-arm
 	 * takes them along (kpmu_rearm()). */
 	u64 pmi_ack;
+	/* The last return to user mode's TSC and steal, while the start-up
+	 * trip is measured (kpmu_trip_return()). */
+	u64 trip_stamp, trip_steal;
 } __attribute__((aligned(64)));
 
-/* kstat.c: the RIP of a return to user mode, while kacct_on */
+/* kstat.c: the RIP of a return to user mode (RETURN_HOOK_KACCT) */
 void kacct_return(struct cpu *c, u64 rip);
 
 static inline struct task *current_task(void)

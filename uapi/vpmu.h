@@ -442,6 +442,9 @@ struct pv_vpmu_step {
  * them).  Written by the guest alone, on its own cache line, outside the
  * page's sequence count.
  */
+#define PV_CLOCK_ON	1
+#define PV_CLOCK_SEEDED	2	/* on, trip_min still the start-up seed */
+
 struct pv_vpmu_guest_cpu {
 	/* guest: the vCPU's counted thread switches (either thread has a
 	 * thread page), this one included once the decision is taken */
@@ -464,15 +467,18 @@ struct pv_vpmu_guest_cpu {
 	 * and each return starts the clock trip_cost = trip_min ticks late
 	 * (0 while the step source single-steps, whose traps have their own
 	 * cost; by blocks a trap's cost is 0, and the trips are left out),
-	 * so a reader never sees it run ahead and never go back.
+	 * so a reader never sees it run ahead and never go back.  Until
+	 * the clock's own first trip, trip_min is the least trip of the
+	 * boot's first system calls (clock_on PV_CLOCK_SEEDED), measured
+	 * before any counter ran, which that first trip then replaces.
 	 */
-	uint32_t clock_on;
+	uint32_t clock_on;	/* 0, PV_CLOCK_ON or PV_CLOCK_SEEDED */
 	uint32_t in_user;
 	uint64_t user_tsc;
 	uint64_t user_base;
 	uint64_t entries;
 	uint64_t steal_mark;	/* ns, struct pv_steal_record.steal */
-	uint64_t trip_min;	/* TSC ticks; 0 until the first trip */
+	uint64_t trip_min;	/* TSC ticks; 0 until a trip is known */
 	uint64_t trip_cost;	/* TSC ticks the last return started late */
 };
 
