@@ -17,12 +17,20 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Single steps: the overflows must spread over every path as one trap per
 # instruction spreads them; counted by blocks, a standard KVM's shorter
-# kernel paths left none in the switch.
-"$vmm" run -v --timeout 250 --source step --step-mode single -- "$prog" \
-	pending 9973 200 \
-	>"$tmp/out" 2>"$tmp/err"
-r=$?
-cat "$tmp/out" "$tmp/err" | grep -E "pending:|carried" >&2
-[ $r = 0 ] && grep -q "^pending: ok" "$tmp/out" &&
-	awk '/overflows carried/ {c = $4; d = $11}
-	     END {exit !(c > 0 && c == d)}' "$tmp/err"
+# kernel paths left none in the switch.  Where each overflow lands is
+# fixed by the kernel's code, so one period can miss the switch's few
+# instructions with interrupts off in every round (9973 did, built with
+# clang, once the system-call path gained two instructions): two periods,
+# each run's carried overflows all raised again, and some carried in all.
+carried=0
+for period in 9973 6007; do
+	"$vmm" run -v --timeout 250 --source step --step-mode single -- \
+		"$prog" pending $period 200 >"$tmp/out" 2>"$tmp/err"
+	r=$?
+	cat "$tmp/out" "$tmp/err" | grep -E "pending:|carried" >&2
+	[ $r = 0 ] && grep -q "^pending: ok" "$tmp/out" || exit 1
+	c=$(awk '/overflows carried/ {c = $4; d = $11}
+		 END {if (c != d) exit 1; print c + 0}' "$tmp/err") || exit 1
+	carried=$((carried + c))
+done
+[ "$carried" -gt 0 ] || { echo "no overflow carried across a switch" >&2; exit 1; }
