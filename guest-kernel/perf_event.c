@@ -135,7 +135,7 @@ static u64 event_raw(struct perf_event *e, u64 now)
 /* A sampling counter's first value: one period before it wraps. */
 static void event_restart(struct perf_event *e)
 {
-	e->restart = (PV_VPMU_MASK + 1 - e->period) & PV_VPMU_MASK;
+	e->restart = pv_vpmu_before_wrap(e->period);
 }
 
 /* Counting requires the event, its leader and a counter (or none needed). */
@@ -1195,7 +1195,7 @@ bool perf_event_overflow(struct task *t, int idx, struct trapframe *tf,
 	 * again when a switch came in between): its point is at or below
 	 * the raw count the stop left in base.
 	 */
-	if (!e->live && e->done + ((0 - e->restart) & PV_VPMU_MASK) +
+	if (!e->live && e->done + pv_vpmu_before_wrap(e->restart) +
 	    e->child_counts > e->base) {
 		event_rearm(e, idx);
 		return true;

@@ -213,7 +213,7 @@ u64 kpmu_pmi_count(struct task *t, int idx)
 u64 kpmu_sample_start(int idx)
 {
 	(void)idx;
-	return (PV_VPMU_MASK + 1 - boot_params->record_period) & PV_VPMU_MASK;
+	return pv_vpmu_before_wrap(boot_params->record_period);
 }
 
 /* Thread exit: report its counts to the VMM (`vmm stat`). */
@@ -566,7 +566,7 @@ u64 kpmu_rearm(int idx, u64 period, u64 *set)
 	if (pmc < 0)
 		panic("PMU re-arm of counter %d: %ld", idx, pmc);
 	*set = c->vpage ? c->vpage->ctr[idx].sum :
-	       (0 - pv_vpmu_rearm_dist(pmc, period)) & PV_VPMU_MASK;
+	       pv_vpmu_before_wrap(pv_vpmu_rearm_dist(pmc, period));
 	return pmc;
 }
 
@@ -619,7 +619,7 @@ static void kpmu_sample(struct task *t, struct trapframe *tf, int idx,
 	 * and emulated path are not the program's cycles.
 	 */
 	kpmu_rearm(idx, period, &set);
-	t->record_armed = (0 - set) & PV_VPMU_MASK;
+	t->record_armed = pv_vpmu_before_wrap(set);
 }
 
 /*

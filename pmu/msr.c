@@ -257,7 +257,7 @@ int64_t pmu_pmi_rearm(struct pmu_vcpu *v, uint64_t idx, uint64_t period,
 	v->global_status &= ~ack;
 	pmc = pmu_vcpu_counter(v, idx);
 	dist = pv_vpmu_rearm_dist(pmu_pmi_backoff(v, idx, pmc, period), period);
-	pmu_counter_set(v, idx, (0 - dist) & PV_VPMU_MASK);
+	pmu_counter_set(v, idx, pv_vpmu_before_wrap(dist));
 	pmu_vcpu_thaw(v);
 	return (int64_t)pmc;
 }

@@ -130,6 +130,16 @@ static inline uint64_t pv_vpmu_delta(uint64_t now, uint64_t start)
 }
 
 /*
+ * The counter value n events short of the wrap, where a sampling counter
+ * is set to overflow after n more; the map is its own inverse, so it also
+ * gives how far a value is from the wrap.
+ */
+static inline uint64_t pv_vpmu_before_wrap(uint64_t n)
+{
+	return (0 - n) & PV_VPMU_MASK;
+}
+
+/*
  * How far ahead to put a sampling counter's next overflow, given the value
  * it read after the last one (the events counted past the wrap, its skid).
  * A counter that stepped back short of the wrap (steal dropped after the

@@ -70,6 +70,10 @@ static void test_rearm_distance(void **state)
 	assert_int_equal(pv_vpmu_rearm_dist(PV_VPMU_MASK - 7587071, 20000),
 			 20000);
 	assert_int_equal(pv_vpmu_rearm_dist(PV_VPMU_MASK, 20000), 20000);
+	/* Set that far short of the wrap, and back. */
+	assert_int_equal(pv_vpmu_before_wrap(1000), PV_VPMU_MASK - 999);
+	assert_int_equal(pv_vpmu_before_wrap(PV_VPMU_MASK - 999), 1000);
+	assert_int_equal(pv_vpmu_before_wrap(0), 0);
 }
 
 static void test_exact_overflow_count(void **state)
