@@ -12,11 +12,9 @@
  * getppid and the read, has no trip of the clock's own yet: it takes off
  * the least trip of the boot's first system calls, and so gains less than
  * a third of a call's kernel cycles (without it, a whole trip: more than
- * 300,000 cycles on kvm_pvm, where a call has about 650,000).  Where a
- * call costs under 20,000 (a standard KVM), a whole trip is a few
- * thousand cycles, less than QEMU takes to translate the clock's code on
- * its first run (~150,000 in that stretch under QEMU's SVM), and this
- * part asserts nothing.
+ * 300,000 cycles on kvm_pvm, where a call has about 650,000).  One
+ * stretch is one sample of the host's load, so this prints both on
+ * stderr and tests/kvm/check_trip_first.sh judges three runs.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -70,9 +68,9 @@ int main(void)
 	CHECK(dk > 0, "no kernel cycles");
 	CHECK(du < dk / 3 || du < 2000 * CALLS, "%d calls: %llu user cycles, %llu kernel", CALLS,
 	      (unsigned long long)du, (unsigned long long)dk);
-	CHECK(first < dk / CALLS / 3 || dk / CALLS < 20000,
-	      "the first stretch: %llu user cycles, a call %llu kernel",
-	      (unsigned long long)first, (unsigned long long)(dk / CALLS));
+	fprintf(stderr, "trip: first stretch %llu user cycles, a call %llu "
+		"kernel cycles\n", (unsigned long long)first,
+		(unsigned long long)(dk / CALLS));
 	if (failures)
 		printf("user %llu kernel %llu first %llu\n",
 		       (unsigned long long)du, (unsigned long long)dk,
