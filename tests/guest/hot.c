@@ -3,10 +3,14 @@
  * Spends a known share of its instructions in hot(): the profile test
  * checks that `vmm record` + `vmm report` name hot first with its real
  * share (callgrind on the same binary is the reference).  `hot N threads`
- * runs hot() in the main thread and cold() in a second one named coldthr,
- * so that a profile must tell the threads apart.
+ * runs cold() N times in a second thread named coldthr and hot() in the
+ * main thread until coldthr is done, so that a profile must tell the
+ * threads apart.  Both run for the same time whatever each loop costs or
+ * however the host shares its CPUs (under QEMU a vCPU can be starved).
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,23 +30,35 @@ __attribute__((noinline)) static unsigned long cold(unsigned long x, long n)
 	return x;
 }
 
+struct cold_arg {
+	long n;
+	atomic_bool done;
+};
+
 static void *cold_thread(void *arg)
 {
-	long n = *(long *)arg;
+	struct cold_arg *a = arg;
+	unsigned long y;
 
 	prctl(PR_SET_NAME, "coldthr");
-	return (void *)cold(2, n);
+	y = cold(2, a->n);
+	atomic_store(&a->done, true);
+	return (void *)y;
 }
 
 static int two_threads(long n)
 {
+	struct cold_arg a = { .n = n };
 	pthread_t t;
 	void *y;
-	unsigned long x;
+	unsigned long x = 1;
 
-	if (pthread_create(&t, NULL, cold_thread, &n))
+	if (pthread_create(&t, NULL, cold_thread, &a))
 		return 1;
-	x = hot(1, n);
+	/* Chunks of about a millisecond: hot stops soon after cold. */
+	do
+		x = hot(x, 1000000);
+	while (!atomic_load(&a.done));
 	pthread_join(t, &y);
 	printf("%lu %lu\n", x, (unsigned long)y);
 	return 0;

@@ -211,25 +211,47 @@ static void vcpu_sample_take(struct vcpu *v, uint64_t n, uint64_t now)
  * the next kick sooner until the kicks fed on themselves.  But kvm_pvm
  * holds a kick through emulated kernel code until the return to user
  * mode, and that kernel work is the thread's: only the least way out seen
- * (a kick's KVM_EXIT_INTR, never another exit's) is left out.
+ * (a kick's KVM_EXIT_INTR, never another exit's) is left out, and nothing
+ * until one is known.
  */
 static uint64_t vcpu_sample_kick_end(struct vcpu_sample *s, uint32_t reason,
 				     uint64_t now)
 {
 	uint64_t late = now - s->deadline_tsc;
 
-	if (reason == KVM_EXIT_INTR && (!s->kick_ticks || late < s->kick_ticks))
-		s->kick_ticks = late;
-	if (!s->kick_ticks || late <= s->kick_ticks)
+	if (reason == KVM_EXIT_INTR)
+		s->kick_late = late;
+	if (!s->kick_ticks)
+		return now;
+	if (late <= s->kick_ticks)
 		return s->deadline_tsc;
 	return now - s->kick_ticks;
+}
+
+/*
+ * The last kick's way out, learned once the steal of its run is known (KVM
+ * reports it at the next entry).  A kick that waited for a host CPU is late
+ * by that steal, which is taken off already: learned whole, a host
+ * timeslice was lost twice in every later run, and under QEMU one vCPU's
+ * thread kept half the samples of the other's.
+ */
+static void vcpu_sample_kick_learn(struct vcpu_sample *s, uint64_t steal)
+{
+	uint64_t late = s->kick_late;
+
+	s->kick_late = 0;
+	if (late <= steal)
+		return;
+	late -= steal;
+	if (!s->kick_ticks || late < s->kick_ticks)
+		s->kick_ticks = late;
 }
 
 void vcpu_sample_after_run(struct vcpu *v)
 {
 	const struct vm_sampling *cfg = &v->vm->sampling;
 	struct vcpu_sample *s = &v->sample;
-	uint64_t now, end, steal, n;
+	uint64_t now, end, steal = 0, n;
 
 	if (!cfg->period_tsc || !s->budget.period)
 		return;
@@ -244,6 +266,7 @@ void vcpu_sample_after_run(struct vcpu *v)
 		sample_budget_steal(&s->budget, steal < s->counted ? steal
 								   : s->counted);
 	}
+	vcpu_sample_kick_learn(s, steal);
 	end = now;
 	if (now > s->deadline_tsc && s->deadline_tsc > s->run_tsc)
 		end = vcpu_sample_kick_end(s, v->run->exit_reason, now);

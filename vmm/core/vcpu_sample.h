@@ -52,6 +52,7 @@ struct vcpu_sample {
 	uint64_t steal_seen;	/* KVM steal time already taken off, ns */
 	uint64_t counted;	/* TSC ticks the last run added */
 	uint64_t kick_ticks;	/* the least kick's way out seen, 0: none */
+	uint64_t kick_late;	/* the last kick's, until its steal is known */
 	uint64_t taken, idle;	/* samples taken; periods that found idle */
 };
 
