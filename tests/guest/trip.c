@@ -5,8 +5,9 @@
  * caller's user cycles (docs/design.md 4.6): around 500 getppid calls,
  * cycles:u gains less than a third of what cycles:k gains, or (where a
  * trip is cheap anyway, as under QEMU's SVM: ~600 user and ~1,300 kernel
- * cycles a call) less than 2,000 a call.  Measured inside one run, so
- * start-up's noise (large under QEMU's SVM) is out.
+ * cycles a call) less than 2,000 a call, in the least of three rounds.
+ * Measured inside one run, so start-up's noise (large under QEMU's SVM)
+ * is out.
  *
  * The clock's first stretch, from the first counter's open to one
  * getppid and the read, has no trip of the clock's own yet: it takes off
@@ -25,6 +26,7 @@
 #include "guest_check.h"
 
 #define CALLS	500
+#define ROUNDS	3
 
 static int cycles_open(uint64_t exclude)
 {
@@ -59,12 +61,19 @@ int main(void)
 	/* Calls enough that the kernel has seen its least trip. */
 	for (int i = 0; i < CALLS; i++)
 		syscall(SYS_getppid);
-	u0 = count(u);
-	k0 = count(k);
-	for (int i = 0; i < CALLS; i++)
-		syscall(SYS_getppid);
-	du = count(u) - u0;
-	dk = count(k) - k0;
+	/* The least of a few rounds: a host's preemption that no steal
+	 * record shows (QEMU's vCPU thread descheduled) only adds. */
+	du = ~0ull, dk = 0;
+	for (int r = 0; r < ROUNDS; r++) {
+		u0 = count(u);
+		k0 = count(k);
+		for (int i = 0; i < CALLS; i++)
+			syscall(SYS_getppid);
+		u0 = count(u) - u0;
+		k0 = count(k) - k0;
+		if (u0 < du)
+			du = u0, dk = k0;
+	}
 	CHECK(dk > 0, "no kernel cycles");
 	CHECK(du < dk / 3 || du < 2000 * CALLS, "%d calls: %llu user cycles, %llu kernel", CALLS,
 	      (unsigned long long)du, (unsigned long long)dk);
