@@ -98,6 +98,7 @@ void kstat_init(const struct pv_boot_params *bp);
  * every return through return_to_user_slow() (rtu_global bit 1). */
 #define RETURN_HOOK_KACCT	1	/* kstat.c: note the return's RIP */
 #define RETURN_HOOK_TRIP	2	/* kpmu_user_return(): the trip's stamp */
+#define RETURN_HOOK_WOKEN	4	/* pmu_guest.c: a CPU halted */
 extern u8 return_hooks;			/* sched.c */
 
 /* console.c */
@@ -114,6 +115,7 @@ extern bool syscall_slow;	/* syscall.c: entry.S's fast dispatch off */
 /* syscall.c: work at the C dispatcher's entry while its bit is set */
 #define SYSCALL_HOOK_TRIP	1	/* pmu_guest.c: measure the trip */
 #define SYSCALL_HOOK_REFILL	2	/* put the fast dispatch back */
+#define SYSCALL_HOOK_WOKEN	4	/* pmu_guest.c: a trip after a halt */
 extern u8 syscall_hooks;
 extern bool kcopy_native;	/* standard KVM: copy in the kernel (lib.c) */
 

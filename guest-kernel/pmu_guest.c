@@ -385,6 +385,7 @@ static void mode_clock_entry(struct pv_vpmu_vcpu_page *vp)
 		if (steal == g->steal_mark &&
 		    (trip < g->trip_min || !g->trip_min))
 			g->trip_min = trip;
+		g->last_trip = trip;
 		g->user_tsc += pv_vpmu_user_stretch(vp, tsc,
 						    steal - g->steal_mark);
 		g->steal_mark = steal;
@@ -410,6 +411,95 @@ static void mode_clock_return(struct pv_vpmu_vcpu_page *vp)
 		g->user_base = g->user_tsc - rdtsc() - g->trip_cost;
 		g->in_user = 1;
 	}
+}
+
+/*
+ * After a halt the host is cold, and the trip back to user mode is slower
+ * than trip_min: ~30,000 ticks after a 1 s sleep on kvm_pvm, which PAPI's
+ * papi_tot_cyc saw as user cycles.  So the first return after a halt
+ * starts the clock trip_woken late, the least trip measured after one,
+ * where that is later.  Kept off the PMI's path, and all before the
+ * return's stamp (after it, each emulated instruction is in the trip):
+ * trip_min itself is raised for that return, and put back at the next
+ * system call's entry (an entry by a trap in between leaves it raised a
+ * return longer).  The counts are of CPUs with hook work due (BKL held).
+ */
+static u32 woken_returns, woken_waits;
+
+static bool mode_clock_running(const struct cpu *c)
+{
+	const struct pv_vpmu_vcpu_page *vp = c->vpage;
+
+	return vp && (vp->step.enable & PV_STEP_MODE_CLOCK) &&
+	       vp->guest.clock_on == PV_CLOCK_ON;
+}
+
+/* sched_idle(), the BKL taken again after a halt. */
+void kpmu_woken(struct cpu *c)
+{
+	if (c->woke || !mode_clock_running(c))
+		return;
+	c->woke = true;
+	if (!woken_returns++) {
+		return_hooks |= RETURN_HOOK_WOKEN;
+		sched_rtu_update();
+	}
+}
+
+/* The return after a halt, before kpmu_user_return() stamps it. */
+void kpmu_woken_return(struct cpu *c)
+{
+	struct pv_vpmu_guest_cpu *g;
+
+	if (!c->woke)
+		return;
+	c->woke = false;
+	if (!--woken_returns) {
+		return_hooks &= ~RETURN_HOOK_WOKEN;
+		sched_rtu_update();
+	}
+	if (!mode_clock_running(c) || c->woken_wait)
+		return;
+	g = &c->vpage->guest;
+	/* Not single-stepped (each trap pays its own), a trip known, and
+	 * mode_clock_return() about to start the clock. */
+	if ((c->vpage->step.enable & (1 | PV_STEP_BLOCKS)) == 1 ||
+	    !g->trip_min || g->in_user)
+		return;
+	c->trip_min_kept = g->trip_min;
+	g->trip_min = g->trip_woken > g->trip_min ? g->trip_woken : g->trip_min;
+	c->woken_entries = g->entries;
+	c->woken_steal = mode_clock_steal();
+	c->woken_wait = true;
+	if (!woken_waits++)
+		syscall_hooks |= SYSCALL_HOOK_WOKEN;
+}
+
+/*
+ * A system call's entry, past its stamp: trip_min back, and the trip of
+ * the stretch since that return if this is its first entry and none of
+ * it was stolen.  No branch on the time (tests compare the kernel's
+ * exact counts).
+ */
+void kpmu_woken_entry(struct cpu *c)
+{
+	struct pv_vpmu_guest_cpu *g = &c->vpage->guest;
+	u64 trip, least;
+	bool seen;
+
+	if (!c->woken_wait)
+		return;
+	c->woken_wait = false;
+	if (!--woken_waits)
+		syscall_hooks &= ~SYSCALL_HOOK_WOKEN;
+	g->trip_min = g->trip_min < c->trip_min_kept ? g->trip_min
+						     : c->trip_min_kept;
+	seen = (g->entries == c->woken_entries + 1) &
+	       (g->steal_mark == c->woken_steal);
+	trip = g->last_trip | -(u64)!seen;
+	least = g->trip_woken ? g->trip_woken : ~0ull;
+	least = trip < least ? trip : least;
+	g->trip_woken = least == ~0ull ? 0 : least;
 }
 
 /* ---- the step source: exact user instructions by single-stepping ---- */

@@ -25,6 +25,9 @@ void kpmu_cpu_init(struct cpu *c);
 void kpmu_trip_start(void);
 void kpmu_trip_entry(struct cpu *c);
 void kpmu_trip_return(struct cpu *c);
+void kpmu_woken(struct cpu *c);
+void kpmu_woken_return(struct cpu *c);
+void kpmu_woken_entry(struct cpu *c);
 /* The switch point: prev's counts folded, next's started (a-mode), or
  * one batched hypercall when the policy needs the VMM (i-mode).  Only
  * when prev or next has a thread page. */

@@ -484,6 +484,8 @@ static __attribute__((noinline)) void return_to_user_slow(struct task *t,
 			break;
 		signal_deliver(tf);
 	}
+	if (unlikely(return_hooks & RETURN_HOOK_WOKEN))
+		kpmu_woken_return(c);
 	kpmu_user_return(t, tf);
 	if (unlikely(mm_tlb_ipi_on))
 		mm_tlb_return(c);
@@ -536,6 +538,7 @@ void sched_idle(void)
 		__asm__ volatile("sti; hlt; cli" ::: "memory");
 		bkl_lock();
 		idle_mask &= ~(1ull << c->id);
+		kpmu_woken(c);
 	}
 }
 

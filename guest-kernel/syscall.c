@@ -524,6 +524,8 @@ static __attribute__((noinline)) void syscall_hook(struct cpu *c, u64 nr)
 	if ((syscall_hooks & SYSCALL_HOOK_REFILL) && !syscall_slow &&
 	    nr < NR_MAX)
 		syscall_entries[nr] = syscall_entry_of(nr);
+	if (syscall_hooks & SYSCALL_HOOK_WOKEN)
+		kpmu_woken_entry(c);
 }
 
 /*

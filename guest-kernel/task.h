@@ -161,6 +161,12 @@ struct cpu {
 	/* The last return to user mode's TSC and steal, while the start-up
 	 * trip is measured (kpmu_trip_return()). */
 	u64 trip_stamp, trip_steal;
+	/* The mode clock after a halt (kpmu_woken_*()): halted since the
+	 * last return to user mode; that return's entry count and steal,
+	 * and the trip_min it raised, while the next entry is awaited. */
+	bool woke;
+	bool woken_wait;
+	u64 woken_entries, woken_steal, trip_min_kept;
 } __attribute__((aligned(64)));
 
 /* kstat.c: the RIP of a return to user mode (RETURN_HOOK_KACCT) */

@@ -490,6 +490,15 @@ struct pv_vpmu_guest_cpu {
 	uint64_t steal_mark;	/* ns, struct pv_steal_record.steal */
 	uint64_t trip_min;	/* TSC ticks; 0 until a trip is known */
 	uint64_t trip_cost;	/* TSC ticks the last return started late */
+	/*
+	 * The trip the last entry from user mode measured, and the least
+	 * trip of a return after this vCPU halted (0: none yet): the host
+	 * is cold after a halt, and such a trip is ~30,000 ticks slower
+	 * after a 1 s sleep on kvm_pvm.  A return after a halt starts the
+	 * clock trip_woken late where that is later than trip_min.
+	 */
+	uint64_t last_trip;
+	uint64_t trip_woken;
 };
 
 /*
@@ -554,7 +563,7 @@ struct pv_vpmu_vcpu_page {
 	uint64_t kstep_ticks_kernel;
 	uint8_t reserved2[PV_VPMU_GUEST_OFFSET - PV_VPMU_STEP_OFFSET - 96 - 16];
 	struct pv_vpmu_guest_cpu guest;
-	uint8_t reserved3[4096 - PV_VPMU_GUEST_OFFSET - 64];
+	uint8_t reserved3[4096 - PV_VPMU_GUEST_OFFSET - 80];
 };
 
 _Static_assert(sizeof(struct pv_vpmu_counter) == 32, "vpmu counter size");
@@ -569,7 +578,7 @@ _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, step.count) ==
 	       PV_VPMU_STEP_OFFSET + 8, "vcpu page layout");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, guest) ==
 	       PV_VPMU_GUEST_OFFSET, "vcpu page layout");
-_Static_assert(sizeof(struct pv_vpmu_guest_cpu) == 64, "guest state size");
+_Static_assert(sizeof(struct pv_vpmu_guest_cpu) == 80, "guest state size");
 _Static_assert(sizeof(struct pv_vpmu_vcpu_page) == 4096, "vcpu page size");
 
 /* ---- KVM steal time ---- */
