@@ -22,31 +22,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "perf_abi.h"
 #include "guest_check.h"
+#include "guest_cycles.h"
 
 #define CALLS	500
 #define ROUNDS	3
-
-static int cycles_open(uint64_t exclude)
-{
-	uint64_t attr[PV_PERF_ATTR_SIZE_VER0 / 8] = { 0 };
-	struct pv_perf_attr *a = (struct pv_perf_attr *)attr;
-
-	a->type = PV_PERF_TYPE_HARDWARE;
-	a->size = sizeof(attr);
-	a->config = PV_PERF_COUNT_HW_CPU_CYCLES;
-	a->flags = exclude;
-	return syscall(SYS_perf_event_open, attr, 0, -1, -1, 0);
-}
-
-static uint64_t count(int fd)
-{
-	uint64_t v = 0;
-
-	CHECK(read(fd, &v, sizeof(v)) == sizeof(v), "read %d", fd);
-	return v;
-}
 
 int main(void)
 {
@@ -55,7 +35,7 @@ int main(void)
 
 	CHECK(u >= 0, "perf_event_open: %d", u);
 	syscall(SYS_getppid);
-	first = count(u);
+	first = cycles_read(u);
 	k = cycles_open(PV_PERF_ATTR_EXCLUDE_USER);
 	CHECK(k >= 0, "perf_event_open: %d", k);
 	/* Calls enough that the kernel has seen its least trip. */
@@ -65,12 +45,12 @@ int main(void)
 	 * record shows (QEMU's vCPU thread descheduled) only adds. */
 	du = ~0ull, dk = 0;
 	for (int r = 0; r < ROUNDS; r++) {
-		u0 = count(u);
-		k0 = count(k);
+		u0 = cycles_read(u);
+		k0 = cycles_read(k);
 		for (int i = 0; i < CALLS; i++)
 			syscall(SYS_getppid);
-		u0 = count(u) - u0;
-		k0 = count(k) - k0;
+		u0 = cycles_read(u) - u0;
+		k0 = cycles_read(k) - k0;
 		if (u0 < du)
 			du = u0, dk = k0;
 	}

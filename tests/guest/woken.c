@@ -18,31 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perf_abi.h"
 #include "guest_check.h"
+#include "guest_cycles.h"
 
 #define SLEEPS	5
 #define CALLS	100
-
-static int cycles_open(uint64_t exclude)
-{
-	uint64_t attr[PV_PERF_ATTR_SIZE_VER0 / 8] = { 0 };
-	struct pv_perf_attr *a = (struct pv_perf_attr *)attr;
-
-	a->type = PV_PERF_TYPE_HARDWARE;
-	a->size = sizeof(attr);
-	a->config = PV_PERF_COUNT_HW_CPU_CYCLES;
-	a->flags = exclude;
-	return syscall(SYS_perf_event_open, attr, 0, -1, -1, 0);
-}
-
-static uint64_t count(int fd)
-{
-	uint64_t v = 0;
-
-	CHECK(read(fd, &v, sizeof(v)) == sizeof(v), "read %d", fd);
-	return v;
-}
 
 static void nap(void)
 {
@@ -58,17 +38,17 @@ int main(void)
 	uint64_t k0, call, first, least = ~0ull, d;
 
 	CHECK(u >= 0 && k >= 0, "perf_event_open: %d %d", u, k);
-	k0 = count(k);
+	k0 = cycles_read(k);
 	for (int i = 0; i < CALLS; i++)
 		syscall(SYS_getppid);
-	call = (count(k) - k0) / CALLS;
-	first = count(u);
+	call = (cycles_read(k) - k0) / CALLS;
+	first = cycles_read(u);
 	nap();
-	first = count(u) - first;
+	first = cycles_read(u) - first;
 	for (int i = 0; i < SLEEPS; i++) {
-		d = count(u);
+		d = cycles_read(u);
 		nap();
-		d = count(u) - d;
+		d = cycles_read(u) - d;
 		least = d < least ? d : least;
 	}
 	fprintf(stderr, "woken: first sleep %llu user cycles, least of %d "
