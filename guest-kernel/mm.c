@@ -174,7 +174,8 @@ void mm_put(struct mm *mm)
 	mm_free_tables(mm->pml4, 3);
 	vma_array_free(mm);
 	for (u32 i = 1; i < mm->nfiles; i++)
-		inode_put(mm->files[i].ino);
+		if (mm->files[i].ino)
+			inode_put(mm->files[i].ino);
 	kfree(mm->files);
 	kfree(mm);
 }
@@ -291,12 +292,15 @@ struct mm *mm_fork(struct mm *src)
 			goto fail;
 		memcpy(mm->files, src->files, src->nfiles * sizeof(*mm->files));
 		mm->nfiles = src->nfiles;
-		/* The child's copies are its own (no shared pages): written
-		 * back, they would undo the parent's later stores. */
+		/* The child's copies of file pages are its own: written
+		 * back, they would undo the parent's later stores.  Shared
+		 * anonymous memory is shared (borrowed pages). */
 		for (u32 i = 1; i < mm->nfiles; i++) {
-			inode_get(mm->files[i].ino);
+			if (mm->files[i].ino)
+				inode_get(mm->files[i].ino);
 			mm->files[i].shared = false;
 		}
+		mm->nanon = src->nanon;
 	}
 	mm->brk_start = src->brk_start;
 	mm->brk = src->brk;

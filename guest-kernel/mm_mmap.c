@@ -344,9 +344,9 @@ static __attribute__((noinline)) s64 mm_mmap_other(struct mm *mm, u64 addr,
  * of every page.  mm_mprotect() copies a borrowed page made writable.
  */
 s64 mm_mmap_borrow(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed,
-		   u64 pa, u64 flen)
+		   u64 pa, u64 flen, u64 pte_extra)
 {
-	u64 *e = NULL, flags = pte_flags(prot);
+	u64 *e = NULL, flags = pte_flags(prot) | pte_extra;
 	s64 va;
 	int err;
 
@@ -378,7 +378,7 @@ s64 mm_mmap_borrow(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed,
 		}
 		if (off < flen)
 			hcall(PV_HC_COPY, page, pa + off, flen - off);
-		*e = page | flags;
+		*e = page | (flags & ~PTE_SHMEM);
 	}
 	if (err) {
 		mm_munmap(mm, va, len);
@@ -447,6 +447,8 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 		end = v->end;
 	mm_unmap_range(mm, addr, end);
 	vma_remove(mm, addr, end);
+	if (mm->nanon)
+		mm_files_release(mm);	/* shared memory unmapped for good */
 	return 0;
 }
 
@@ -561,10 +563,10 @@ static s64 mm_mremap_move(struct mm *mm, struct vma *v, u64 old,
 }
 
 /*
- * mremap of a private mapping (every mapping here is).  MREMAP_MAYMOVE is
- * honoured; MREMAP_FIXED and MREMAP_DONTUNMAP are EINVAL, what Linux
- * answers for flags it does not know, so callers fall back to
- * mmap+copy.
+ * mremap of a private mapping, or the shrinking of a shared one.
+ * MREMAP_MAYMOVE is honoured; MREMAP_FIXED and MREMAP_DONTUNMAP are
+ * EINVAL, what Linux answers for flags it does not know, so callers fall
+ * back to mmap+copy.
  */
 s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 {
@@ -583,6 +585,10 @@ s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 	v = vma_find(mm, old);
 	if (!v || old + old_len > v->end)
 		return -EFAULT;
+	/* Shared anonymous memory only shrinks: grown or moved, it would
+	 * lose its frames' owner (mm_shared.c). */
+	if (v->file && mm->files[v->file].anon && new_len > old_len)
+		return -ENOMEM;
 	/* A whole padded mapping resizes inside its 2 MiB page; past it,
 	 * the page moves whole with its padding, zeroed, as data. */
 	if (v->pad && old == v->start &&

@@ -17,7 +17,8 @@ static void mm_protect_pte(u64 *e, u32 prot, u64 va)
 {
 	bool was_present = (*e & (PTE_P | PTE_A)) == (PTE_P | PTE_A);
 
-	*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_PS)) | pte_flags(prot);
+	*e = (*e & PTE_ADDR) | (*e & (PTE_BORROWED | PTE_SHMEM | PTE_PS | PTE_D)) |
+	     pte_flags(prot);
 	if (!prot)
 		*e &= ~(PTE_P | PTE_U);
 	if (was_present)
@@ -70,7 +71,8 @@ s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot)
 		for (; va < lim; va += PAGE_SIZE, e++) {
 			u64 pa;
 
-			if ((*e & PTE_BORROWED) && (prot & PROT_WRITE)) {
+			if ((*e & (PTE_BORROWED | PTE_SHMEM)) == PTE_BORROWED &&
+			    (prot & PROT_WRITE)) {
 				/* A file's or the initramfs's page: ours now. */
 				pa = page_alloc();
 				if (!pa)

@@ -1,14 +1,62 @@
 // SPDX-License-Identifier: MIT
 /*
- * Writable MAP_SHARED mappings of files.  The mapping is anonymous memory
- * filled from the file (syscall.c, mmap_file()), so the pages the program
- * stored to (the dirty bit in their entries: the fill is the VMM's and
- * sets none) are written back to the file at msync, munmap, exec and
- * exit, and a program's results through a mapping reach a host file as
- * its write()s do.  Not shared between processes: a forked child's stores
- * stay its own (mm_fork()).
+ * MAP_SHARED mappings.
+ *
+ * Anonymous ones are one memory for every process that inherits them by
+ * fork: the frames belong to an inode outside the tree, which each
+ * address space that maps them holds in its files table, and the pages
+ * are mapped borrowed (fork shares them, munmap and exit do not free
+ * them) and PTE_SHMEM (mprotect makes no private copy).  The frames go
+ * with the last reference: exit, exec, or the munmap that leaves no VMA
+ * of them (mm_files_release()).
+ *
+ * Writable ones of files are anonymous memory filled from the file
+ * (syscall.c, mmap_file()), so the pages the program stored to (the
+ * dirty bit in their entries: the fill is the VMM's and sets none) are
+ * written back to the file at msync, munmap, exec and exit, and a
+ * program's results through a mapping reach a host file as its write()s
+ * do.  Not shared between processes: a forked child's stores stay its
+ * own (mm_fork()).
  */
 #include "mm_internal.h"
+
+s64 mm_mmap_shm(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
+{
+	struct inode *n;
+	u64 cap = PAGE_SIZE, pa;
+	u8 *data;
+	s64 va;
+
+	if (!len || len > (1ull << 40))
+		return -EINVAL;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	if (len == PAGE_SIZE) {
+		pa = page_alloc_zero();
+		data = pa ? P2V(pa) : NULL;
+	} else {
+		data = vfs_data_alloc(len, &cap);	/* zeroed 2 MiB pages */
+	}
+	n = data ? inode_new(VS_IFREG | 0600, VN_REG) : NULL;
+	if (!n) {
+		if (data)
+			vfs_data_free(data, cap);
+		return -ENOMEM;
+	}
+	n->nlink = 0;		/* no name: freed with its last reference */
+	n->data = data;
+	n->cap = cap;
+	n->size = len;
+	n->data_owned = 1;
+	inode_get(n);
+	va = mm_mmap_borrow(mm, addr, len, prot, fixed, V2P(data), len,
+			    PTE_SHMEM);
+	if (va >= 0 && !mm_label_shm(mm, (u64)va, len, n)) {
+		mm_munmap(mm, (u64)va, len);
+		va = -ENOMEM;
+	}
+	inode_put(n);
+	return va;
+}
 
 /* A run of pages contiguous in memory and in the file, not yet written. */
 struct wb_run {

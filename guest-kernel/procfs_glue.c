@@ -95,13 +95,15 @@ static char *file_paths(struct mm *mm, const char **paths, u64 *cap)
 
 	*cap = 0;
 	for (u32 i = 1; i < mm->nfiles; i++) {
-		int len = vfs_path(mm->files[i].ino, tmp, sizeof(tmp));
+		int len = mm->files[i].ino ?
+			  vfs_path(mm->files[i].ino, tmp, sizeof(tmp)) : -1;
 
 		need += len > 0 ? (u64)len + 1 : 0;
 	}
 	buf = need ? vfs_data_alloc(need, cap) : NULL;
 	for (u32 i = 1; buf && i < mm->nfiles; i++) {
-		int len = vfs_path(mm->files[i].ino, buf + at, need - at);
+		int len = mm->files[i].ino ?
+			  vfs_path(mm->files[i].ino, buf + at, need - at) : -1;
 
 		paths[i] = len > 0 ? buf + at : NULL;
 		at += len > 0 ? (u64)len + 1 : 0;

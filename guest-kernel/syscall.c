@@ -54,7 +54,7 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 		return -EACCES;
 	if (!(prot & PROT_WRITE)) {
 		va = mm_mmap_borrow(mm, addr, len, prot, flags & MAP_FIXED,
-				    pa, flen);
+				    pa, flen, 0);
 	} else {
 		va = mm_mmap_anon(mm, addr, len, prot, flags & MAP_FIXED);
 		if (va >= 0 && flen)
@@ -87,6 +87,9 @@ static s64 sys_mmap(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 		return -EINVAL;
 	if (!(flags & MAP_ANONYMOUS))
 		return sys_mmap_fd(addr, len, prot, flags, fd, off);
+	if (flags & MAP_SHARED)
+		return mm_mmap_shm(current_task()->proc->mm, addr, len, prot,
+				   flags & MAP_FIXED);
 	return mm_mmap_anon(current_task()->proc->mm, addr, len, prot,
 			    flags & MAP_FIXED);
 }
@@ -310,7 +313,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[6] = sys_lstat,
 	[7] = sys_poll,
 	[8] = sys_lseek,
-	[9] = sys_mmap,		/* partial: MAP_SHARED file maps are each process's own, written back to the file at msync, munmap, exec and exit */
+	[9] = sys_mmap,		/* partial: MAP_SHARED file maps are each process's own, written back to the file at msync, munmap, exec and exit; MAP_SHARED anonymous memory is shared across fork */
 	[10] = sys_mprotect,
 	[11] = sys_munmap,
 	[12] = sys_brk,

@@ -182,32 +182,67 @@ int vma_change(struct mm *mm, u64 addr, u64 end, int prot, int file)
 	return 0;
 }
 
-/* The files table entry of (ino, va_base), made if new; 0 when full. */
-static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base,
-			bool shared)
+void mm_files_release(struct mm *mm)
 {
-	u32 i;
+	u8 used[MM_FILES_MAX];
 
+	for (u32 i = 0; i < mm->nfiles; i++)
+		used[i] = 0;
+	for (int i = 0; i < mm->nvma; i++)
+		used[mm->vma[i].file] = 1;
+	for (u32 i = 1; i < mm->nfiles; i++) {
+		struct mm_file *f = &mm->files[i];
+
+		if (!f->ino || used[i])
+			continue;
+		mm->nshared -= f->shared;
+		mm->nanon -= f->anon;
+		inode_put(f->ino);
+		f->ino = NULL;
+		f->shared = f->anon = false;
+	}
+}
+
+/* A free slot of the files table, the table made if need be; 0: full. */
+static u8 mm_file_slot(struct mm *mm)
+{
 	if (!mm->files) {
 		mm->files = kmalloc(MM_FILES_MAX * sizeof(*mm->files));
 		if (!mm->files)
 			return 0;
 		mm->nfiles = 1;
 	}
-	for (i = 1; i < mm->nfiles; i++)
-		if (mm->files[i].ino == ino &&
-		    mm->files[i].va_base == va_base &&
-		    mm->files[i].shared == shared)
-			return (u8)i;
-	if (i == MM_FILES_MAX || i > 255)
+	for (u32 pass = 0; pass < 2; pass++) {
+		for (u32 i = 1; i < mm->nfiles; i++)
+			if (!mm->files[i].ino)
+				return (u8)i;
+		if (mm->nfiles < MM_FILES_MAX)
+			return (u8)mm->nfiles++;
+		mm_files_release(mm);	/* entries of unmapped files */
+	}
+	return 0;
+}
+
+/* The files table entry of (ino, va_base), made if new; 0 when full. */
+static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base,
+			bool shared)
+{
+	u8 i;
+
+	for (u32 j = 1; mm->files && j < mm->nfiles; j++)
+		if (mm->files[j].ino == ino &&
+		    mm->files[j].va_base == va_base &&
+		    mm->files[j].shared == shared && !mm->files[j].anon)
+			return (u8)j;
+	i = mm_file_slot(mm);
+	if (!i)
 		return 0;	/* unnamed in maps, mapped all the same */
 	inode_get(ino);
 	mm->files[i].ino = ino;
 	mm->files[i].va_base = va_base;
 	mm->files[i].shared = shared;
 	mm->nshared += shared;
-	mm->nfiles++;
-	return (u8)i;
+	return i;
 }
 
 /*
@@ -222,4 +257,18 @@ bool mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
 
 	return file &&
 	       !vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
+}
+
+bool mm_label_shm(struct mm *mm, u64 va, u64 len, struct inode *ino)
+{
+	u8 file = mm_file_slot(mm);
+
+	if (!file)
+		return false;
+	inode_get(ino);
+	mm->files[file].ino = ino;
+	mm->files[file].va_base = va;
+	mm->files[file].anon = true;
+	mm->nanon++;
+	return !vma_change(mm, va, va + len, -1, file);
 }
