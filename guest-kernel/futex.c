@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * futex: one wait queue for the whole kernel (tens of threads at most);
- * each sleeper records the address it waits on.  The BKL makes the value
- * check and the sleep atomic against FUTEX_WAKE.
+ * each sleeper records the address it waits on, as (address space, user
+ * address), or for a shared futex in memory that processes share
+ * (PTE_SHMEM) as (none, physical address), which every process mapping
+ * it finds, as Linux keys such futexes by the page.  The BKL makes the
+ * value check and the sleep atomic against FUTEX_WAKE.
  */
 #include "kernel.h"
+#include "mm.h"
 #include "task.h"
 
 #define FUTEX_WAIT		0
@@ -15,11 +19,33 @@
 #define FUTEX_WAIT_BITSET	9
 #define FUTEX_WAKE_BITSET	10
 #define FUTEX_CMD_MASK		0x7f
+#define FUTEX_PRIVATE_FLAG	128
 #define FUTEX_CLOCK_REALTIME	256
 
 static struct waitq futex_q;
 
-static int futex_wake_n(struct mm *mm, u64 uaddr, int n, u64 requeue_to,
+struct futex_key {
+	struct mm *mm;			/* NULL: addr is physical */
+	u64 addr;
+};
+
+static struct futex_key futex_key(struct mm *mm, u64 uaddr, u64 op)
+{
+	struct futex_key k = { mm, uaddr };
+	bool huge;
+	u64 *e;
+
+	if (op & FUTEX_PRIVATE_FLAG)
+		return k;
+	e = mm_walk(mm, uaddr, false, &huge);
+	if (e && !huge && (*e & PTE_SHMEM) && (*e & PTE_ADDR)) {
+		k.mm = NULL;
+		k.addr = (*e & PTE_ADDR) | (uaddr & (PAGE_SIZE - 1));
+	}
+	return k;
+}
+
+static int futex_wake_n(struct futex_key k, int n, struct futex_key to,
 			int nrequeue)
 {
 	struct task *t = futex_q.head, *next;
@@ -27,22 +53,24 @@ static int futex_wake_n(struct mm *mm, u64 uaddr, int n, u64 requeue_to,
 
 	for (; t; t = next) {
 		next = t->wait_next;
-		if (t->futex_key != uaddr || t->futex_mm != mm)
+		if (t->futex_key != k.addr || t->futex_mm != k.mm)
 			continue;
 		if (woken < n) {
 			task_wake(t);
 			woken++;
 		} else if (nrequeue > 0) {
-			t->futex_key = requeue_to;
+			t->futex_key = to.addr;
+			t->futex_mm = to.mm;
 			nrequeue--;
 		}
 	}
 	return woken;
 }
 
+/* A thread's exit (CLONE_CHILD_CLEARTID): a shared futex if it is one. */
 void futex_wake_addr(struct mm *mm, u64 uaddr, int n)
 {
-	futex_wake_n(mm, uaddr, n, 0, 0);
+	futex_wake_n(futex_key(mm, uaddr, 0), n, (struct futex_key){ 0 }, 0);
 }
 
 static int futex_get(u64 uaddr, u32 *val)
@@ -97,8 +125,8 @@ static bool futex_op_cmp(u32 op, u32 oldval)
 	}
 }
 
-static s64 futex_wake_op(struct mm *mm, u64 uaddr, int n, u64 uaddr2,
-			 int n2, u32 op)
+static s64 futex_wake_op(struct futex_key k, int n, u64 uaddr2,
+			 struct futex_key k2, int n2, u32 op)
 {
 	u32 oparg = (op >> 12) & 0xfff, old, nv;
 	int woken;
@@ -116,9 +144,9 @@ static s64 futex_wake_op(struct mm *mm, u64 uaddr, int n, u64 uaddr2,
 	}
 	if (copy_to_user((void *)uaddr2, &nv, 4))
 		return -EFAULT;
-	woken = futex_wake_n(mm, uaddr, n, 0, 0);
+	woken = futex_wake_n(k, n, k2, 0);
 	if (futex_op_cmp(op, old))
-		woken += futex_wake_n(mm, uaddr2, n2, 0, 0);
+		woken += futex_wake_n(k2, n2, k2, 0);
 	return woken;
 }
 
@@ -126,6 +154,7 @@ s64 sys_futex(u64 uaddr, u64 op, u64 val, u64 utime, u64 uaddr2, u64 val3)
 {
 	struct task *t = current_task();
 	u32 cmd = op & FUTEX_CMD_MASK, cur;
+	struct futex_key k = futex_key(t->mm, uaddr, op);
 	u64 deadline;
 	int err;
 
@@ -141,14 +170,14 @@ s64 sys_futex(u64 uaddr, u64 op, u64 val, u64 utime, u64 uaddr2, u64 val3)
 				     op & FUTEX_CLOCK_REALTIME, &deadline);
 		if (err)
 			return err;
-		t->futex_key = uaddr;
-		t->futex_mm = t->mm;
+		t->futex_key = k.addr;
+		t->futex_mm = k.mm;
 		err = sleep_on_until(&futex_q, deadline);
 		t->futex_key = 0;
 		return err;
 	case FUTEX_WAKE:
 	case FUTEX_WAKE_BITSET:
-		return futex_wake_n(t->mm, uaddr, (int)val, 0, 0);
+		return futex_wake_n(k, (int)val, k, 0);
 	case FUTEX_CMP_REQUEUE:
 		err = futex_get(uaddr, &cur);
 		if (err)
@@ -157,9 +186,11 @@ s64 sys_futex(u64 uaddr, u64 op, u64 val, u64 utime, u64 uaddr2, u64 val3)
 			return -EAGAIN;
 		/* fall through */
 	case FUTEX_REQUEUE:
-		return futex_wake_n(t->mm, uaddr, (int)val, uaddr2, (int)utime);
+		return futex_wake_n(k, (int)val,
+				    futex_key(t->mm, uaddr2, op), (int)utime);
 	case FUTEX_WAKE_OP:
-		return futex_wake_op(t->mm, uaddr, (int)val, uaddr2, (int)utime,
+		return futex_wake_op(k, (int)val, uaddr2,
+				     futex_key(t->mm, uaddr2, op), (int)utime,
 				     (u32)val3);
 	default:
 		return -ENOSYS;

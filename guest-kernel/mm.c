@@ -293,14 +293,14 @@ struct mm *mm_fork(struct mm *src)
 		memcpy(mm->files, src->files, src->nfiles * sizeof(*mm->files));
 		mm->nfiles = src->nfiles;
 		/* The child's copies of file pages are its own: written
-		 * back, they would undo the parent's later stores.  Shared
-		 * anonymous memory is shared (borrowed pages). */
+		 * back, they would undo the parent's later stores.  What is
+		 * mapped in place is shared (borrowed pages). */
 		for (u32 i = 1; i < mm->nfiles; i++) {
 			if (mm->files[i].ino)
 				inode_get(mm->files[i].ino);
 			mm->files[i].shared = false;
 		}
-		mm->nanon = src->nanon;
+		mm->ninplace = src->ninplace;
 	}
 	mm->brk_start = src->brk_start;
 	mm->brk = src->brk;

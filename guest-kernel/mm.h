@@ -48,8 +48,8 @@ struct mm_file {
 	u64 va_base;
 	bool shared;			/* MAP_SHARED and writable: stores go
 					 * back to the file (mm_shared.c) */
-	bool anon;			/* MAP_SHARED anonymous memory: ino
-					 * holds its frames (mm_shared.c) */
+	bool inplace;			/* MAP_SHARED: ino's data mapped in
+					 * place, its frames (mm_shared.c) */
 };
 #define MAP_SHARED	0x01		/* and MAP_SHARED_VALIDATE, 0x03 */
 #define MM_FILES_MAX	168		/* a kmalloc page; index in a u8 */
@@ -85,7 +85,7 @@ struct mm {
 					 * [0] unused, never shrinks */
 	u32 nfiles;
 	u32 nshared;			/* files[] entries .shared */
-	u32 nanon;			/* files[] entries .anon */
+	u32 ninplace;			/* files[] entries .inplace */
 };
 
 void *kmalloc(size_t n);
@@ -129,6 +129,8 @@ s64 mm_mmap_anon(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
 s64 mm_mmap_borrow(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed,
 		   u64 pa, u64 flen, u64 pte_extra);
 s64 mm_mmap_shm(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed);
+s64 mm_mmap_shared_file(struct mm *mm, u64 addr, u64 len, u32 prot,
+			bool fixed, struct inode *n, u64 off);
 s64 mm_munmap(struct mm *mm, u64 addr, u64 len);
 s64 mm_mprotect(struct mm *mm, u64 addr, u64 len, u32 prot);
 s64 mm_madvise(struct mm *mm, u64 addr, u64 len, u64 advice);
@@ -140,8 +142,9 @@ struct mm *mm_fork(struct mm *src);
  * false when mm's table of files is full (unnamed, not written back). */
 bool mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
 		   u64 off, bool shared);
-/* The same for ino holding MAP_SHARED anonymous memory's frames. */
-bool mm_label_shm(struct mm *mm, u64 va, u64 len, struct inode *ino);
+/* The same for a MAP_SHARED mapping of ino's data in place. */
+bool mm_label_inplace(struct mm *mm, u64 va, u64 len, struct inode *ino,
+		      u64 off);
 /* Drop the files entries that no VMA names any more (their references:
  * the last one frees shared anonymous memory). */
 void mm_files_release(struct mm *mm);

@@ -447,7 +447,7 @@ s64 mm_munmap(struct mm *mm, u64 addr, u64 len)
 		end = v->end;
 	mm_unmap_range(mm, addr, end);
 	vma_remove(mm, addr, end);
-	if (mm->nanon)
+	if (mm->ninplace)
 		mm_files_release(mm);	/* shared memory unmapped for good */
 	return 0;
 }
@@ -585,9 +585,9 @@ s64 mm_mremap(struct mm *mm, u64 old, u64 old_len, u64 new_len, u64 flags)
 	v = vma_find(mm, old);
 	if (!v || old + old_len > v->end)
 		return -EFAULT;
-	/* Shared anonymous memory only shrinks: grown or moved, it would
-	 * lose its frames' owner (mm_shared.c). */
-	if (v->file && mm->files[v->file].anon && new_len > old_len)
+	/* Shared memory mapped in place only shrinks: grown or moved, it
+	 * would lose its frames' owner (mm_shared.c). */
+	if (v->file && mm->files[v->file].inplace && new_len > old_len)
 		return -ENOMEM;
 	/* A whole padded mapping resizes inside its 2 MiB page; past it,
 	 * the page moves whole with its padding, zeroed, as data. */

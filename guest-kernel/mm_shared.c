@@ -2,18 +2,21 @@
 /*
  * MAP_SHARED mappings.
  *
- * Anonymous ones are one memory for every process that inherits them by
- * fork: the frames belong to an inode outside the tree, which each
- * address space that maps them holds in its files table, and the pages
- * are mapped borrowed (fork shares them, munmap and exit do not free
- * them) and PTE_SHMEM (mprotect makes no private copy).  The frames go
- * with the last reference: exit, exec, or the munmap that leaves no VMA
- * of them (mm_files_release()).
+ * Of a file in guest memory, and of anonymous memory (a file outside the
+ * tree), the pages are the file's data mapped in place: one memory for
+ * every process that maps the file or inherits the mapping, and for
+ * read() and write().  Each address space holds the file in its files
+ * table, and the pages are mapped borrowed (fork shares them, munmap and
+ * exit do not free them) and PTE_SHMEM (mprotect makes no private copy;
+ * futex.c keys a shared futex there by its physical address).  The file
+ * keeps its buffer while it lives (vfs_share_data()); anonymous memory
+ * goes with the last reference: exit, exec, or the munmap that leaves no
+ * VMA of it (mm_files_release()).
  *
- * Writable ones of files are anonymous memory filled from the file
- * (syscall.c, mmap_file()), so the pages the program stored to (the
- * dirty bit in their entries: the fill is the VMM's and sets none) are
- * written back to the file at msync, munmap, exec and exit, and a
+ * Writable ones of host files (--dir) are anonymous memory filled from
+ * the file (syscall.c, mmap_file()), so the pages the program stored to
+ * (the dirty bit in their entries: the fill is the VMM's and sets none)
+ * are written back to the file at msync, munmap, exec and exit, and a
  * program's results through a mapping reach a host file as its write()s
  * do.  Not shared between processes: a forked child's stores stay its
  * own (mm_fork()).
@@ -48,13 +51,29 @@ s64 mm_mmap_shm(struct mm *mm, u64 addr, u64 len, u32 prot, bool fixed)
 	n->size = len;
 	n->data_owned = 1;
 	inode_get(n);
-	va = mm_mmap_borrow(mm, addr, len, prot, fixed, V2P(data), len,
-			    PTE_SHMEM);
-	if (va >= 0 && !mm_label_shm(mm, (u64)va, len, n)) {
-		mm_munmap(mm, (u64)va, len);
-		va = -ENOMEM;
-	}
+	va = mm_mmap_shared_file(mm, addr, len, prot, fixed, n, 0);
 	inode_put(n);
+	return va;
+}
+
+s64 mm_mmap_shared_file(struct mm *mm, u64 addr, u64 len, u32 prot,
+			bool fixed, struct inode *n, u64 off)
+{
+	u64 end = ALIGN_UP(n->size, PAGE_SIZE), flen;
+	s64 va;
+
+	if (end > n->cap)
+		end = n->cap;
+	/* Whole pages of the buffer to its end: past the file's end in
+	 * its last page, stores go to the buffer, as to a page cache
+	 * page.  Pages past that are the mapping's own. */
+	flen = off < end ? end - off : 0;
+	va = mm_mmap_borrow(mm, addr, len, prot, fixed,
+			    flen ? V2P(n->data + off) : 0, flen, PTE_SHMEM);
+	if (va >= 0 && !mm_label_inplace(mm, (u64)va, len, n, off)) {
+		mm_munmap(mm, (u64)va, len);
+		return -ENOMEM;
+	}
 	return va;
 }
 

@@ -33,10 +33,33 @@ static s64 sys_brk(u64 brk, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 }
 
 /*
+ * MAP_SHARED of a file in guest memory: its data in place, one memory
+ * with every other such mapping and with read() and write().  Writable,
+ * it needs the file open for writing too, as on Linux.
+ */
+static s64 mmap_file_inplace(struct mm *mm, struct file *f, u64 addr,
+			     u64 len, u64 prot, u64 flags, u64 off)
+{
+	int err;
+
+	if ((prot & PROT_WRITE) && (f->flags & VO_ACCMODE) != VO_RDWR)
+		return -EACCES;
+	if ((f->flags & VO_ACCMODE) == VO_WRONLY)
+		return -EACCES;
+	if (off & (PAGE_SIZE - 1))
+		return -EINVAL;
+	err = vfs_share_data(f->ino);
+	if (err)
+		return err;
+	return mm_mmap_shared_file(mm, addr, len, prot, flags & MAP_FIXED,
+				   f->ino, off);
+}
+
+/*
  * A file mapping: read-only, the file's pinned bytes in place; writable,
- * anonymous memory filled from the file, whose stores a MAP_SHARED one
- * writes back to the file (mm_shared.c), so it needs the file open for
- * writing too, as on Linux.
+ * anonymous memory filled from the file, whose stores a MAP_SHARED one of
+ * a host file writes back to it (mm_shared.c), so it needs the file open
+ * for writing too, as on Linux.
  */
 static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 {
@@ -47,6 +70,8 @@ static s64 mmap_file(u64 addr, u64 len, u64 prot, u64 flags, u64 fd, u64 off)
 	s64 va;
 	int err;
 
+	if (f && (flags & MAP_SHARED) && f->ino->kind == VN_REG && !f->ino->hh)
+		return mmap_file_inplace(mm, f, addr, len, prot, flags, off);
 	err = vfs_fd_mmap_source(fd, off, &pa, &flen);
 	if (err)
 		return err;
@@ -313,7 +338,7 @@ const sys_fn sys_table[NR_MAX] = {
 	[6] = sys_lstat,
 	[7] = sys_poll,
 	[8] = sys_lseek,
-	[9] = sys_mmap,		/* partial: MAP_SHARED file maps are each process's own, written back to the file at msync, munmap, exec and exit; MAP_SHARED anonymous memory is shared across fork */
+	[9] = sys_mmap,		/* partial: MAP_SHARED maps of host files (--dir) are each process's own, written back to the file at msync, munmap, exec and exit; of the guest's own files and anonymous memory, shared */
 	[10] = sys_mprotect,
 	[11] = sys_munmap,
 	[12] = sys_brk,

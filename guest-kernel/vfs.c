@@ -191,6 +191,9 @@ int vfs_core_init(u32 tty_mask)
 	dev_random = dev_node(VS_IFCHR | 0666, VN_RANDOM, 1 << 8 | 8);
 	dev_urandom = dev_node(VS_IFCHR | 0666, VN_RANDOM, 1 << 8 | 9);
 	dev = mkdir_p(root, "dev", 3, 0755);
+	/* shm_open() and sem_open() make their files here. */
+	if (dev && !mkdir_p(dev, "shm", 3, 01777))
+		dev = NULL;
 	if (!dev_null || !dev_zero || !dev_random || !dev_urandom || !dev)
 		return -ENOMEM;
 	return 0;

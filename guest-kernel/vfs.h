@@ -141,6 +141,8 @@ struct inode {
 	u32 hh;				/* host-backed (--dir): the VMM's
 					 * handle (uapi/hostfs.h), else 0 */
 	u8 mnt;				/* a --dir's GUEST: never removed */
+	u8 data_shared;			/* data mapped in place (MAP_SHARED):
+					 * never freed while n lives */
 	u64 ino, rdev;
 	u64 size;
 	/* Modification time: the TSC of the guest's last change (the leaf
@@ -231,6 +233,7 @@ void inode_put(struct inode *n);
 /* vfs_file.c: a file's data and open files */
 int vfs_truncate(struct inode *n, u64 size);
 void vfs_pin(struct inode *n);
+int vfs_share_data(struct inode *n);
 s64 vfs_read(struct file *f, void *ubuf, u64 len, u64 pos);
 s64 vfs_write(struct file *f, const void *ubuf, u64 len, u64 pos);
 /* Bytes of a shared mapping (kernel memory) back into n at pos, clipped

@@ -33,7 +33,8 @@ static int reserve(struct inode *n, u64 end)
 		return -ENOSPC;
 	if (n->size)
 		memcpy(p, n->data, n->size);
-	if (n->data_owned)
+	/* A mapping in place keeps the old buffer (mm_shared.c). */
+	if (n->data_owned && !n->data_shared)
 		vfs_data_free(n->data, n->cap);
 	n->data = p;
 	n->cap = cap;
@@ -67,6 +68,20 @@ int vfs_truncate(struct inode *n, u64 size)
 	n->size = size;
 	n->mtime_tsc = vfs_clock();
 	return 0;
+}
+
+/*
+ * A MAP_SHARED mapping maps n's data in place: made ours first (a copy of
+ * borrowed bytes), at least a page, and from then on kept, never freed,
+ * while n lives (a buffer a write outgrows stays with the mappings).
+ */
+int vfs_share_data(struct inode *n)
+{
+	int err = reserve(n, n->size ? n->size : 1);
+
+	if (!err)
+		n->data_shared = 1;
+	return err;
 }
 
 /*

@@ -196,10 +196,10 @@ void mm_files_release(struct mm *mm)
 		if (!f->ino || used[i])
 			continue;
 		mm->nshared -= f->shared;
-		mm->nanon -= f->anon;
+		mm->ninplace -= f->inplace;
 		inode_put(f->ino);
 		f->ino = NULL;
-		f->shared = f->anon = false;
+		f->shared = f->inplace = false;
 	}
 }
 
@@ -232,7 +232,7 @@ static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base,
 	for (u32 j = 1; mm->files && j < mm->nfiles; j++)
 		if (mm->files[j].ino == ino &&
 		    mm->files[j].va_base == va_base &&
-		    mm->files[j].shared == shared && !mm->files[j].anon)
+		    mm->files[j].shared == shared && !mm->files[j].inplace)
 			return (u8)j;
 	i = mm_file_slot(mm);
 	if (!i)
@@ -259,7 +259,8 @@ bool mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
 	       !vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
 }
 
-bool mm_label_shm(struct mm *mm, u64 va, u64 len, struct inode *ino)
+bool mm_label_inplace(struct mm *mm, u64 va, u64 len, struct inode *ino,
+		      u64 off)
 {
 	u8 file = mm_file_slot(mm);
 
@@ -267,8 +268,8 @@ bool mm_label_shm(struct mm *mm, u64 va, u64 len, struct inode *ino)
 		return false;
 	inode_get(ino);
 	mm->files[file].ino = ino;
-	mm->files[file].va_base = va;
-	mm->files[file].anon = true;
-	mm->nanon++;
-	return !vma_change(mm, va, va + len, -1, file);
+	mm->files[file].va_base = va - off;
+	mm->files[file].inplace = true;
+	mm->ninplace++;
+	return !vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
 }

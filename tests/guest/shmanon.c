@@ -9,6 +9,9 @@
  *   are a later child's, down to a grandchild;
  * - two children add to one counter with atomics, on as many CPUs as
  *   there are: no addition lost;
+ * - two processes pass the turn 200 times through process-shared
+ *   semaphores in it (shared futexes: a waiter in one process is woken by
+ *   a post in the other);
  * - a child that unmaps or execs leaves the parent's memory as it was;
  * - PROT_READ shared memory made writable by mprotect() in a child is
  *   still shared; MADV_DONTNEED keeps shared contents;
@@ -17,6 +20,7 @@
  *   guest gives each a 2 MiB page, and the test runs in 256 MiB);
  * - MAP_PRIVATE memory stays each process's own.
  */
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,7 @@
 
 #define PAGE	4096
 #define ADDS	20000
+#define TURNS	200
 
 static int failed;
 
@@ -93,6 +98,20 @@ static int adder(void *arg)
 	return 0;
 }
 
+struct turns {
+	sem_t mine, yours;
+};
+
+static int take_turns(void *arg)
+{
+	struct turns *t = arg;
+
+	for (int i = 0; i < TURNS; i++)
+		if (sem_wait(&t->mine) || sem_post(&t->yours))
+			return 1;
+	return 0;
+}
+
 static int unmapper(void *arg)
 {
 	return munmap(arg, 3 * PAGE) ? 1 : 0;
@@ -132,6 +151,7 @@ int main(int argc, char **argv)
 	unsigned char *p;
 	int all_zero = 1, same = 1;
 	atomic_long *n;
+	struct turns *t;
 	char *ro, *big, *priv;
 	pid_t pids[2];
 
@@ -164,6 +184,19 @@ int main(int argc, char **argv)
 		waitpid(pids[i], NULL, 0);
 	CHECK(*n == 2 * ADDS, "counter %ld, want %d", (long)*n, 2 * ADDS);
 	printf("atomics: %ld\n", (long)*n);
+
+	t = map(PAGE, PROT_READ | PROT_WRITE, MAP_SHARED);
+	CHECK(!sem_init(&t->mine, 1, 0) && !sem_init(&t->yours, 1, 0),
+	      "sem_init");
+	fflush(stdout);
+	pids[0] = fork();
+	if (pids[0] == 0)
+		_exit(take_turns(t));
+	for (int i = 0; i < TURNS; i++)
+		if (sem_post(&t->mine) || sem_wait(&t->yours))
+			CHECK(0, "turn %d", i);
+	waitpid(pids[0], NULL, 0);
+	printf("semaphores: %d turns\n", TURNS);
 
 	p[0] = 0x5a;
 	CHECK(child(unmapper, p) == 0 && p[0] == 0x5a, "after a child's munmap");
