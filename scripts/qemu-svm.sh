@@ -193,6 +193,8 @@ echo true >>"$run/mounts"
 # The command, with the caller's environment and directory.
 {
 	export -p | grep -vE '^declare -x (PWD|OLDPWD|SHLVL|_)='
+	# Tests whose subject is hardware timing scale to the emulator.
+	echo 'export PERFVISOR_EMULATED_KVM=1'
 	for e in "${envs[@]}"; do printf 'export %q\n' "$e"; done
 	printf 'cd %q || exit 125\n' "$PWD"
 	printf '%q ' "$@"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The tsc source excludes host preemption: a CPU-bound program's cycles on
-# an oversubscribed host (three host spinners on this 2-core machine, where
-# the vCPU gets about half a core) stay near its cycles on the idle host,
+# an oversubscribed host (2 x CPUs - 1 host spinners: three on a 2-core
+# machine, where the vCPU gets about half a core; one in QEMU's one-CPU
+# machine, where three made each round of five take a minute and a half)
+# stay near its cycles on the idle host,
 # while KVM reports steal time; counted with the preemption they would
 # double, as the raw policy's count shows.
 #
@@ -28,11 +30,12 @@ median() {
 }
 
 rounds=5
+spinners=$((2 * $(nproc) - 1))
 ratios=() raws=() steals=()
 for r in $(seq $rounds); do
 	read -r idle _ < <(measure -- "$@")
 	pids=()
-	for i in 1 2 3; do
+	for i in $(seq $spinners); do
 		timeout 60 sh -c 'while :; do :; done' &
 		pids+=($!)
 	done
