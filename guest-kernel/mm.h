@@ -12,8 +12,8 @@
 #define PTE_D		(1ull << 6)
 #define PTE_PS		(1ull << 7)
 #define PTE_BORROWED	(1ull << 9)	/* initramfs page: never freed */
-#define PTE_SHMEM	(1ull << 10)	/* and borrowed: MAP_SHARED anonymous
-					 * memory, written in place */
+#define PTE_SHMEM	(1ull << 10)	/* and borrowed: MAP_SHARED memory
+					 * mapped in place, written there */
 #define PTE_NX		(1ull << 63)
 #define PTE_ADDR	0x000ffffffffff000ull
 

@@ -40,11 +40,10 @@ static s64 sys_brk(u64 brk, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 static s64 mmap_file_inplace(struct mm *mm, struct file *f, u64 addr,
 			     u64 len, u64 prot, u64 flags, u64 off)
 {
+	u32 mode = f->flags & VO_ACCMODE;
 	int err;
 
-	if ((prot & PROT_WRITE) && (f->flags & VO_ACCMODE) != VO_RDWR)
-		return -EACCES;
-	if ((f->flags & VO_ACCMODE) == VO_WRONLY)
+	if (mode == VO_WRONLY || ((prot & PROT_WRITE) && mode != VO_RDWR))
 		return -EACCES;
 	if (off & (PAGE_SIZE - 1))
 		return -EINVAL;

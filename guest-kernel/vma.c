@@ -223,13 +223,14 @@ static u8 mm_file_slot(struct mm *mm)
 	return 0;
 }
 
-/* The files table entry of (ino, va_base), made if new; 0 when full. */
+/* The files table entry of (ino, va_base), made if new (an in-place
+ * mapping's always: munmap releases it on its own); 0 when full. */
 static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base,
-			bool shared)
+			bool shared, bool inplace)
 {
 	u8 i;
 
-	for (u32 j = 1; mm->files && j < mm->nfiles; j++)
+	for (u32 j = 1; !inplace && mm->files && j < mm->nfiles; j++)
 		if (mm->files[j].ino == ino &&
 		    mm->files[j].va_base == va_base &&
 		    mm->files[j].shared == shared && !mm->files[j].inplace)
@@ -241,8 +242,19 @@ static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base,
 	mm->files[i].ino = ino;
 	mm->files[i].va_base = va_base;
 	mm->files[i].shared = shared;
+	mm->files[i].inplace = inplace;
 	mm->nshared += shared;
+	mm->ninplace += inplace;
 	return i;
+}
+
+static bool mm_label(struct mm *mm, u64 va, u64 len, struct inode *ino,
+		     u64 off, bool shared, bool inplace)
+{
+	u8 file = mm_file_entry(mm, ino, va - off, shared, inplace);
+
+	return file &&
+	       !vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
 }
 
 /*
@@ -253,23 +265,11 @@ static u8 mm_file_entry(struct mm *mm, struct inode *ino, u64 va_base,
 bool mm_label_file(struct mm *mm, u64 va, u64 len, struct inode *ino,
 		   u64 off, bool shared)
 {
-	u8 file = mm_file_entry(mm, ino, va - off, shared);
-
-	return file &&
-	       !vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
+	return mm_label(mm, va, len, ino, off, shared, false);
 }
 
 bool mm_label_inplace(struct mm *mm, u64 va, u64 len, struct inode *ino,
 		      u64 off)
 {
-	u8 file = mm_file_slot(mm);
-
-	if (!file)
-		return false;
-	inode_get(ino);
-	mm->files[file].ino = ino;
-	mm->files[file].va_base = va - off;
-	mm->files[file].inplace = true;
-	mm->ninplace++;
-	return !vma_change(mm, va, va + ALIGN_UP(len, PAGE_SIZE), -1, file);
+	return mm_label(mm, va, len, ino, off, false, true);
 }
