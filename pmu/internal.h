@@ -43,6 +43,7 @@ struct pmu_vcpu {
 	bool frozen;		/* a PMI was delivered, not yet acknowledged */
 	uint64_t pmi_skid;	/* time counted past the PMI's overflow */
 	uint64_t pmi_skid_least; /* the least such: a kick's way out */
+	unsigned int pmi_skids;	/* skids seen, up to PMU_SKID_LEARN */
 	uint64_t freeze_tsc;	/* when the freeze began, */
 	uint64_t freeze_steal_ns; /* and steal_ns then */
 	bool exit_kernel;	/* pmu_vcpu_exit_ip(): this exit's mode, */

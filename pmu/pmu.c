@@ -196,6 +196,10 @@ void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns)
 	v->virt[PV_EVENT_STEAL >> 8] += ns;
 	v->steal_ns += ns;
 	pmu_vcpu_drop_time(v, (uint64_t)(cycles / 1000000u));
+	/* Dropped here, the steal is no part of a pending PMI's skid: taken
+	 * again at the PMI, it left a group leader short by as much. */
+	v->pmi_skid -= v->pmi_skid < cycles / 1000000u ?
+		       v->pmi_skid : (uint64_t)(cycles / 1000000u);
 }
 
 void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta)

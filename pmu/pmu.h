@@ -45,6 +45,10 @@ struct pmu_policy_ops;
 #define PMU_MODE_OS	0x2u
 #define PMU_MODE_ALL	(PMU_MODE_USR | PMU_MODE_OS)
 
+/* PMI skids a vCPU sees before the least of them is taken for a kick's
+ * way out of KVM_RUN and left out of its time counters (imode.c). */
+#define PMU_SKID_LEARN	8
+
 /* pmu_msr_read()/pmu_msr_write() result: inject #GP, not a VMM error. */
 #define PMU_MSR_OK	0
 #define PMU_MSR_GP	1

@@ -715,9 +715,10 @@ static void overflow_test(void)
  * and since.  A period far shorter than the PMI handler throttles, and
  * the counter restarts further out than a period before its wrap: read as
  * a period before it, the count was 2^48 too large (PAPI's byte_profile).
- * The same cycles counted without sampling, in one group, say what it is
- * (within a factor of two: the sampled count is 1.3 times the other on
- * kvm_pvm, still open).  Kernel cycles too: the handler's tail counts.
+ * The same cycles counted without sampling, in one group, say what it is,
+ * within 1.5 times: 0.92 to 1.03 under QEMU's emulated KVM, where the
+ * leader read 0 when its PMIs' first skids were left out of it (pmu/
+ * imode.c).  Kernel cycles too: the handler's tail counts.
  */
 static void throttled_read_test(void)
 {
@@ -741,7 +742,7 @@ static void throttled_read_test(void)
 	ioctl(lead, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 	c = read1(lead);
 	s = read1(fd);
-	CHECK(c > 0 && s > c / 2 && s < 2 * c,
+	CHECK(c > 0 && 3 * s > 2 * c && 2 * s < 3 * c,
 	      "cycles sampled every 20,000: %llu, counted: %llu",
 	      (unsigned long long)s, (unsigned long long)c);
 	close(fd);
