@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run a meson suite of one build directory on a standard AMD SVM KVM under
-# QEMU (scripts/qemu-svm.sh), dealt round-robin over one emulated machine
-# per host core (each machine has one CPU: see qemu-svm.sh).  Each machine
-# writes DIR/meson-logs/svm-N.json; the exit status is 1 if any failed.
+# QEMU (scripts/qemu-svm.sh), dealt over one emulated machine per host core
+# (each machine has one CPU: see qemu-svm.sh), longest first to the least
+# loaded (svm-shard.py, by svm-durations.txt).  Each machine writes
+# DIR/meson-logs/svm-N.json; the exit status is 1 if any failed.
 #
 #   svm-run.sh DIR SUITE
 set -uo pipefail
@@ -20,8 +21,8 @@ echo "svm-run.sh: ${#names[@]} tests of $dir on $n emulated SVM machines"
 rm -f "$dir"/meson-logs/svm-*.json
 pids=() logs=()
 for ((i = 0; i < n; i++)); do
-	shard=()
-	for ((j = i; j < ${#names[@]}; j += n)); do shard+=("${names[$j]}"); done
+	mapfile -t shard < <(printf '%s\n' "${names[@]}" |
+		"$top/tests/kvm/svm-shard.py" "$n" | sed -n "s/^$i //p")
 	[ ${#shard[@]} -gt 0 ] || continue
 	"$top/scripts/qemu-svm.sh" --timeout 3000 -- meson test -C "$dir" \
 		--no-rebuild --logbase "svm-$i" --print-errorlogs \
