@@ -37,6 +37,8 @@ struct vcpu_pmu {
 	/* A step's cost (pmu_vcpu_kernel_step_cost()): KVM_RUN's entry and
 	 * a quiet step's exit, and the least round trip of one step seen. */
 	uint64_t kstep_entry_tsc, kstep_exit_tsc, kstep_least;
+	uint64_t block_exit_tsc;	/* a quiet block trap's exit, */
+	uint64_t block_least;	/* and the least trip to one */
 	int64_t step_account;		/* PV_HC_STEP_ACCOUNT's result */
 };
 
