@@ -22,21 +22,11 @@ static int inc(int x) { return x + 1; }
 static int dec(int x) { return x - 1; }
 static int (*volatile table[2])(int) = { inc, dec };
 
-static int insns_open(void)
-{
-	uint64_t attr[PV_PERF_ATTR_SIZE_VER0 / 8] = { 0 };
-	struct pv_perf_attr *a = (struct pv_perf_attr *)attr;
-
-	a->type = PV_PERF_TYPE_HARDWARE;
-	a->size = sizeof(attr);
-	a->config = PV_PERF_COUNT_HW_INSTRUCTIONS;
-	a->flags = PV_PERF_ATTR_EXCLUDE_KERNEL;
-	return syscall(SYS_perf_event_open, attr, 0, -1, -1, 0);
-}
-
 int main(void)
 {
-	int c = cycles_open(PV_PERF_ATTR_EXCLUDE_KERNEL), n = insns_open();
+	int c = cycles_open(PV_PERF_ATTR_EXCLUDE_KERNEL);
+	int n = hw_event_open(PV_PERF_COUNT_HW_INSTRUCTIONS,
+			      PV_PERF_ATTR_EXCLUDE_KERNEL);
 	uint64_t c0, c1, t0, t1, i0, i1;
 	int x = 0;
 
