@@ -237,6 +237,13 @@ void pmu_vcpu_kernel_step_cost(struct pmu_vcpu *v, uint64_t ticks)
 		v->page->kstep_ticks_kernel += ticks;
 }
 
+uint64_t pmu_vcpu_booked_tsc(const struct pmu_vcpu *v, uint64_t tsc)
+{
+	if (!v->page || !v->page->guest.clock_on)
+		return tsc;
+	return pv_vpmu_user_time(v->page, tsc, v->steal_ns);
+}
+
 bool pmu_vcpu_kernel_step(struct pmu_vcpu *v, bool branch)
 {
 	struct pmu_source *s = v->pmu->src;

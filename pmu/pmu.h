@@ -195,6 +195,10 @@ bool pmu_vcpu_kernel_step(struct pmu_vcpu *v, bool branch);
  * VMM's time): the step source's cycles leave them out, by the mode the
  * guest's mode clock is in (kstep_ticks_* in the vCPU page). */
 void pmu_vcpu_kernel_step_cost(struct pmu_vcpu *v, uint64_t ticks);
+/* The ticks a quiet exit's cost is booked against up to `tsc`: the mode
+ * clock's user time while it runs (block traps come from user code), else
+ * the TSC.  A booking never exceeds what they gained in its trip. */
+uint64_t pmu_vcpu_booked_tsc(const struct pmu_vcpu *v, uint64_t tsc);
 
 /* Add to a virtual event the VMM counts itself (PV_EVENT_IRQS, ...). */
 void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta);

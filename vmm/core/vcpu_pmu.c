@@ -420,9 +420,17 @@ static void vcpu_pmu_kernel_step_exit(struct vcpu *v, uint64_t now)
 static void vcpu_pmu_block_exit(struct vcpu *v, uint64_t now)
 {
 	uint64_t trip = now - v->pmu.kstep_entry_tsc;
+	uint64_t gained = pmu_vcpu_booked_tsc(v->pmu.pv, now) -
+			  v->pmu.entry_booked;
 
 	if (!v->pmu.block_least || trip < v->pmu.block_least)
 		v->pmu.block_least = trip;
+	/* No more than the trip gave the mode: a trip that began in the
+	 * kernel (a thread switch) has little user time, and PAPI's exact
+	 * test read 0 cycles for a short thread. */
+	v->pmu.block_cost = v->pmu.block_least - v->pmu.block_least / 8;
+	if ((int64_t)gained < (int64_t)v->pmu.block_cost)
+		v->pmu.block_cost = (int64_t)gained > 0 ? gained : 0;
 	v->pmu.block_exit_tsc = now;
 }
 
@@ -441,10 +449,11 @@ void vcpu_pmu_before_run(struct vcpu *v)
 			pmu_vcpu_kernel_step_cost(v->pmu.pv,
 						  v->pmu.kstep_entry_tsc -
 						  v->pmu.block_exit_tsc +
-						  v->pmu.block_least -
-						  v->pmu.block_least / 8);
+						  v->pmu.block_cost);
 		v->pmu.kstep_exit_tsc = 0;
 		v->pmu.block_exit_tsc = 0;
+		v->pmu.entry_booked = pmu_vcpu_booked_tsc(v->pmu.pv,
+							  v->pmu.kstep_entry_tsc);
 		return;
 	}
 	vcpu_pmu_exit_time(v);
@@ -460,6 +469,8 @@ void vcpu_pmu_before_run(struct vcpu *v)
 	v->pmu.kstep_exit_tsc = 0;
 	v->pmu.block_exit_tsc = 0;
 	v->pmu.kstep_entry_tsc = __rdtsc();
+	v->pmu.entry_booked = pmu_vcpu_booked_tsc(v->pmu.pv,
+						  v->pmu.kstep_entry_tsc);
 }
 
 /*

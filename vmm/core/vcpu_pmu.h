@@ -39,6 +39,8 @@ struct vcpu_pmu {
 	uint64_t kstep_entry_tsc, kstep_exit_tsc, kstep_least;
 	uint64_t block_exit_tsc;	/* a quiet block trap's exit, */
 	uint64_t block_least;	/* and the least trip to one */
+	uint64_t block_cost;	/* the trip's cost to book */
+	uint64_t entry_booked;	/* pmu_vcpu_booked_tsc() at the entry */
 	int64_t step_account;		/* PV_HC_STEP_ACCOUNT's result */
 };
 
