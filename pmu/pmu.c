@@ -191,15 +191,15 @@ bool pmu_vcpu_enter(struct pmu_vcpu *v)
 
 void pmu_vcpu_steal(struct pmu_vcpu *v, uint64_t ns)
 {
-	unsigned __int128 cycles = (unsigned __int128)ns * v->pmu->tsc_khz;
+	uint64_t cycles = (uint64_t)((unsigned __int128)ns * v->pmu->tsc_khz /
+				     1000000u);
 
 	v->virt[PV_EVENT_STEAL >> 8] += ns;
 	v->steal_ns += ns;
-	pmu_vcpu_drop_time(v, (uint64_t)(cycles / 1000000u));
+	pmu_vcpu_drop_time(v, cycles);
 	/* Dropped here, the steal is no part of a pending PMI's skid: taken
 	 * again at the PMI, it left a group leader short by as much. */
-	v->pmi_skid -= v->pmi_skid < cycles / 1000000u ?
-		       v->pmi_skid : (uint64_t)(cycles / 1000000u);
+	v->pmi_skid -= v->pmi_skid < cycles ? v->pmi_skid : cycles;
 }
 
 void pmu_vcpu_count(struct pmu_vcpu *v, uint16_t event, uint64_t delta)

@@ -191,9 +191,10 @@ bool pmu_vcpu_wants_kernel_step(const struct pmu_vcpu *v);
 /* Does the guest kernel single-step user code here (the published flag)? */
 bool pmu_vcpu_user_stepping(const struct pmu_vcpu *v);
 bool pmu_vcpu_kernel_step(struct pmu_vcpu *v, bool branch);
-/* The TSC ticks one such step took beyond the instruction (its exit, the
- * VMM's time): the step source's cycles leave them out, by the mode the
- * guest's mode clock is in (kstep_ticks_* in the vCPU page). */
+/* The TSC ticks one such step, or a block trap pmu/ did not see, took
+ * beyond the program's own run (its exit, the VMM's time): the step
+ * source's cycles leave them out, by the mode the guest's mode clock is in
+ * (kstep_ticks_* in the vCPU page). */
 void pmu_vcpu_kernel_step_cost(struct pmu_vcpu *v, uint64_t ticks);
 /* The ticks a quiet exit's cost is booked against up to `tsc`: the mode
  * clock's user time while it runs (block traps come from user code), else

@@ -19,10 +19,11 @@ if [ ${#names[@]} -eq 0 ]; then
 fi
 echo "svm-run.sh: ${#names[@]} tests of $dir on $n emulated SVM machines"
 rm -f "$dir"/meson-logs/svm-*.json
+mapfile -t dealt < <(printf '%s\n' "${names[@]}" |
+	"$top/tests/kvm/svm-shard.py" "$n")
 pids=() logs=()
 for ((i = 0; i < n; i++)); do
-	mapfile -t shard < <(printf '%s\n' "${names[@]}" |
-		"$top/tests/kvm/svm-shard.py" "$n" | sed -n "s/^$i //p")
+	mapfile -t shard < <(printf '%s\n' "${dealt[@]}" | sed -n "s/^$i //p")
 	[ ${#shard[@]} -gt 0 ] || continue
 	"$top/scripts/qemu-svm.sh" --timeout 3000 -- meson test -C "$dir" \
 		--no-rebuild --logbase "svm-$i" --print-errorlogs \

@@ -396,14 +396,19 @@ static bool vcpu_pmu_kernel_step_count(struct vcpu *v)
  * are costed), and a quiet step adds the VMM's own time, which pmu/ did
  * not stop counting for (an exit it sees stops its counters).
  */
+/* Learn the least trip from `trip`; 7/8 of it is a trap's cost. */
+static uint64_t vcpu_pmu_trip_cost(uint64_t *least, uint64_t trip)
+{
+	if (!*least || trip < *least)
+		*least = trip;
+	return *least - *least / 8;
+}
+
 static void vcpu_pmu_kernel_step_exit(struct vcpu *v, uint64_t now)
 {
-	uint64_t trip = now - v->pmu.kstep_entry_tsc;
-
-	if (!v->pmu.kstep_least || trip < v->pmu.kstep_least)
-		v->pmu.kstep_least = trip;
-	pmu_vcpu_kernel_step_cost(v->pmu.pv, v->pmu.kstep_least -
-				  v->pmu.kstep_least / 8);
+	pmu_vcpu_kernel_step_cost(v->pmu.pv,
+				  vcpu_pmu_trip_cost(&v->pmu.kstep_least,
+						     now - v->pmu.kstep_entry_tsc));
 	v->pmu.kstep_exit_tsc = now;
 }
 
@@ -419,41 +424,48 @@ static void vcpu_pmu_kernel_step_exit(struct vcpu *v, uint64_t now)
  */
 static void vcpu_pmu_block_exit(struct vcpu *v, uint64_t now)
 {
-	uint64_t trip = now - v->pmu.kstep_entry_tsc;
-	uint64_t gained = pmu_vcpu_booked_tsc(v->pmu.pv, now) -
-			  v->pmu.entry_booked;
+	int64_t gained = (int64_t)(pmu_vcpu_booked_tsc(v->pmu.pv, now) -
+				   v->pmu.entry_booked);
+	uint64_t cost = vcpu_pmu_trip_cost(&v->pmu.block_least,
+					   now - v->pmu.kstep_entry_tsc);
 
-	if (!v->pmu.block_least || trip < v->pmu.block_least)
-		v->pmu.block_least = trip;
 	/* No more than the trip gave the mode: a trip that began in the
 	 * kernel (a thread switch) has little user time, and PAPI's exact
 	 * test read 0 cycles for a short thread. */
-	v->pmu.block_cost = v->pmu.block_least - v->pmu.block_least / 8;
-	if ((int64_t)gained < (int64_t)v->pmu.block_cost)
-		v->pmu.block_cost = (int64_t)gained > 0 ? gained : 0;
+	if (gained <= 0)
+		cost = 0;
+	else if ((uint64_t)gained < cost)
+		cost = (uint64_t)gained;
+	v->pmu.block_cost = cost;
 	v->pmu.block_exit_tsc = now;
+}
+
+/* KVM_RUN's entry, where the next quiet exit's trip begins. */
+static void vcpu_pmu_entry_stamp(struct vcpu *v, uint64_t now)
+{
+	v->pmu.kstep_exit_tsc = 0;
+	v->pmu.block_exit_tsc = 0;
+	v->pmu.kstep_entry_tsc = now;
+	v->pmu.entry_booked = pmu_vcpu_booked_tsc(v->pmu.pv, now);
 }
 
 void vcpu_pmu_before_run(struct vcpu *v)
 {
 	if (v->pmu.kstep_quiet) {
 		/* A step exit pmu/ did not see: the vCPU stays "in guest". */
+		uint64_t now;
+
 		v->pmu.kstep_quiet = false;
 		vcpu_pmu_kernel_step_setup(v);
-		v->pmu.kstep_entry_tsc = __rdtsc();
+		now = __rdtsc();
 		if (v->pmu.kstep_exit_tsc)	/* a kernel step */
 			pmu_vcpu_kernel_step_cost(v->pmu.pv,
-						  v->pmu.kstep_entry_tsc -
-						  v->pmu.kstep_exit_tsc);
+						  now - v->pmu.kstep_exit_tsc);
 		if (v->pmu.block_exit_tsc)	/* a block trap */
 			pmu_vcpu_kernel_step_cost(v->pmu.pv,
-						  v->pmu.kstep_entry_tsc -
-						  v->pmu.block_exit_tsc +
+						  now - v->pmu.block_exit_tsc +
 						  v->pmu.block_cost);
-		v->pmu.kstep_exit_tsc = 0;
-		v->pmu.block_exit_tsc = 0;
-		v->pmu.entry_booked = pmu_vcpu_booked_tsc(v->pmu.pv,
-							  v->pmu.kstep_entry_tsc);
+		vcpu_pmu_entry_stamp(v, now);
 		return;
 	}
 	vcpu_pmu_exit_time(v);
@@ -466,11 +478,7 @@ void vcpu_pmu_before_run(struct vcpu *v)
 	}
 	vcpu_pmu_kernel_step_setup(v);
 	vcpu_pmu_timer_arm(v);
-	v->pmu.kstep_exit_tsc = 0;
-	v->pmu.block_exit_tsc = 0;
-	v->pmu.kstep_entry_tsc = __rdtsc();
-	v->pmu.entry_booked = pmu_vcpu_booked_tsc(v->pmu.pv,
-						  v->pmu.kstep_entry_tsc);
+	vcpu_pmu_entry_stamp(v, __rdtsc());
 }
 
 /*
