@@ -6,8 +6,9 @@
  * registers, flags and memory it would leave, and count as stepping does.
  *
  *   blockedge N          N rounds of all of them; prints "blockedge: ok"
- *   blockedge callfault  calls whose push faults and a ret whose pop
- *                        does: SIGSEGV at the branch, si_addr the slot
+ *   blockedge callfault  calls whose push faults, a ret whose pop does,
+ *                        indirect branches whose operand does: SIGSEGV
+ *                        at the branch, si_addr the slot
  *
  * Run against the ptrace oracle (tests/kvm/check_oracle.sh) the counts of
  * two N must differ in the guest exactly as natively.
@@ -182,15 +183,18 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 }
 
 /*
- * Branches whose stack access faults, at an unmapped rsp: the CPU faults
- * at the branch, on the slot it reads or writes, and nothing retires.  A
- * direct call runs natively inside a block; an indirect one and a ret end
- * one, and the VMM emulates them.
+ * Branches whose stack or operand access faults, at an unmapped rsp or
+ * pointer: the CPU faults at the branch, on the slot it reads or writes,
+ * and nothing retires.  A direct call runs natively inside a block; an
+ * indirect one and a ret end one, and the VMM emulates them or the code
+ * cache looks them up in its tables (kinds 3-5: an operand that faults
+ * in the lookup, and a call that found its target's copy twice before its
+ * push faults).
  */
 static int stack_fault(const char *what, int kind)
 {
 	const uintptr_t bad = 0x10008;	/* below any mapping */
-	uintptr_t want = kind == 2 ? bad : bad - 8;
+	uintptr_t want = kind == 2 || kind >= 3 ? bad : bad - 8;
 
 	fault_addr = 0;
 	if (!sigsetjmp(fault_env, 1)) {
@@ -201,9 +205,24 @@ static int stack_fault(const char *what, int kind)
 			__asm__ volatile("lea 1f(%%rip), %%rax\n\t"
 					 "mov %0, %%rsp\n\tcall *%%rax\n1:\tud2"
 					 : : "r"(bad) : "rax", "memory");
-		else
+		else if (kind == 2)
 			__asm__ volatile("mov %0, %%rsp\n\tret"
 					 : : "r"(bad) : "memory");
+		else if (kind == 3)
+			__asm__ volatile("call *(%0)\n\tud2"
+					 : : "r"(bad) : "memory");
+		else if (kind == 4)
+			__asm__ volatile("jmp *8(%0)\n\tud2"
+					 : : "r"(bad - 8) : "memory");
+		else
+			__asm__ volatile("lea -128(%%rsp), %%rsp\n\t"
+					 "mov $3, %%r13\n"
+					 "1:\tdec %%r13\n\tjnz 2f\n\t"
+					 "lea 8(%0), %%rsp\n"
+					 "2:\tlea 3f(%%rip), %%rax\n\t"
+					 "call *%%rax\n\tjmp 1b\n"
+					 "3:\tret"
+					 : : "r"(bad) : "rax", "r13", "memory");
 	}
 	printf("callfault: %s: si_addr %#lx, want %#lx: %s\n", what,
 	       (unsigned long)fault_addr, (unsigned long)want,
@@ -223,7 +242,9 @@ static int call_fault(void)
 	sigaltstack(&ss, NULL);
 	sigaction(SIGSEGV, &sa, NULL);
 	return stack_fault("call", 0) | stack_fault("call *reg", 1) |
-	       stack_fault("ret", 2);
+	       stack_fault("ret", 2) | stack_fault("call *mem", 3) |
+	       stack_fault("jmp *mem", 4) |
+	       stack_fault("call *reg, third time", 5);
 }
 
 int main(int argc, char **argv)

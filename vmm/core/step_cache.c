@@ -13,8 +13,9 @@
  *     direct calls' return addresses fixed to mean what they meant;
  *   - its jcc or loop leads, through an int3 until the target has a copy
  *     too, straight to the copy of the block it goes to; a ret or an
- *     indirect branch is an int3 whose branch the VMM emulates, as for an
- *     int3 in the program's own code.
+ *     indirect branch looks its target's copy up in a table the VMM
+ *     fills, and where it finds none leaves by an int3 whose branch the
+ *     VMM emulates, as for an int3 in the program's own code.
  * Counts stay exact: every kernel entry from a copy (a system call, a
  * fault, an interrupt) hands its frame to the VMM (PV_HC_STEP_ACCOUNT),
  * which counts what retired of the block and moves the frame back to the
@@ -63,10 +64,10 @@ struct step_cache {
 	uint32_t nex, excap;
 	int32_t *hash;		/* block address to t[], -1 empty */
 	uint32_t nhash;
-	bool rets_live;		/* the rets' table may hold a copy (or was
-				 * never written: guest RAM starts zeroed) */
-	uint64_t rets_code_gen;	/* the process's code it was filled for */
-	bool rets_ready;	/* written once at least */
+	bool tables_live;	/* the rets' or jumps' table may hold a copy
+				 * (or was never written: RAM starts zeroed) */
+	uint64_t tables_code_gen; /* the process's code they were filled for */
+	bool tables_ready;	/* written once at least */
 };
 
 struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,
@@ -87,7 +88,7 @@ struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,
 	sc->gpa = gpa;
 	sc->size = size;
 	sc->used = CODE0;
-	sc->rets_live = true;
+	sc->tables_live = true;
 	return sc;
 }
 
@@ -114,42 +115,41 @@ bool step_cache_owns(const struct step_cache *sc, uint64_t va)
 	return sc && va - sc->va < sc->size;
 }
 
-/* No ret finds a copy until the VMM has put one there. */
-static void rets_clear(const struct blk_ctx *c, struct step_cache *sc)
+/* No ret or jump finds a copy until the VMM has put one there. */
+static void tables_clear(const struct blk_ctx *c, struct step_cache *sc)
 {
-	uint64_t *keys = vm_gpa_to_hva(c->vm, sc->gpa + RET_KEYS,
-				       16 * RET_SLOTS);
+	uint64_t *t = vm_gpa_to_hva(c->vm, sc->gpa + RET_KEYS, TABLES_LEN);
 
-	if (!sc->rets_live || !keys)
+	if (!sc->tables_live || !t)
 		return;
-	for (unsigned int i = 0; i < 2 * RET_SLOTS; i++)
-		keys[i] = RET_EMPTY;
-	sc->rets_live = false;
+	for (unsigned int i = 0; i < TABLES_LEN / 8; i++)
+		t[i] = TABLE_EMPTY;
+	sc->tables_live = false;
 }
 
-static void rets_put(const struct blk_ctx *c, struct step_cache *sc,
-		     uint64_t target, uint64_t copy)
+/* target's copy into slot i of the table whose keys are at `keys`. */
+static void table_put(const struct blk_ctx *c, struct step_cache *sc,
+		      uint32_t keys, uint32_t vals, unsigned int i,
+		      uint64_t target, uint64_t copy)
 {
-	uint64_t *keys = vm_gpa_to_hva(c->vm, sc->gpa + RET_KEYS,
-				       16 * RET_SLOTS);
-	unsigned int i = target % RET_SLOTS;
+	uint64_t *t = vm_gpa_to_hva(c->vm, sc->gpa + RET_KEYS, TABLES_LEN);
 
-	if (!keys)
+	if (!t)
 		return;
 	/* The copy first: the key makes the slot live, and the guest reads
 	 * both only while this vCPU runs, which it does not now. */
-	keys[RET_SLOTS + i] = copy;
-	keys[i] = target;
-	sc->rets_live = true;
+	t[(vals - RET_KEYS) / 8 + i] = copy;
+	t[(keys - RET_KEYS) / 8 + i] = target;
+	sc->tables_live = true;
 }
 
 void step_cache_code_gen(struct blk_ctx *c, uint64_t code_gen)
 {
 	struct step_cache *sc = c->cache;
 
-	if (sc && sc->rets_code_gen != code_gen) {
-		rets_clear(c, sc);
-		sc->rets_code_gen = code_gen;
+	if (sc && sc->tables_code_gen != code_gen) {
+		tables_clear(c, sc);
+		sc->tables_code_gen = code_gen;
 	}
 }
 
@@ -157,7 +157,7 @@ static void cache_flush(const struct blk_ctx *c, struct step_cache *sc)
 {
 	sc->nt = sc->npos = sc->nex = 0;
 	sc->used = CODE0;
-	rets_clear(c, sc);
+	tables_clear(c, sc);
 	sc->gen++;
 	memset(sc->hash, 0xff, sc->nhash * sizeof(*sc->hash));
 	c->st->cache_flushes++;
@@ -348,9 +348,9 @@ bool step_cache_enter(struct blk_ctx *c, struct bp_frame *f)
 	h[HDR_LIMIT_BRANCHES] = count_limit(c->vp, PV_STEP_USER_BRANCHES);
 	if (!h[HDR_LIMIT_INSNS] || !h[HDR_LIMIT_BRANCHES])
 		return false;
-	if (!sc->rets_ready) {
-		rets_clear(c, sc);
-		sc->rets_ready = !sc->rets_live;
+	if (!sc->tables_ready) {
+		tables_clear(c, sc);
+		sc->tables_ready = !sc->tables_live;
 	}
 	k = cache_find(sc, f->rip, gpa);
 	if (k < 0)
@@ -389,7 +389,7 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 	int32_t k = trans_at(sc, off);
 	const struct cexit *x = NULL;
 	uint64_t fault = 0, target, gen = sc->gen;
-	bool ret_fast = false;
+	bool ret_fast = false, jmp_fast = false;
 	struct cexit ex;
 
 	for (uint32_t i = 0; k >= 0 && i < sc->t[k].nexit; i++)
@@ -423,6 +423,7 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 		struct block b = sc->t[k].b;
 
 		ret_fast = trans_ret_fast(&b);
+		jmp_fast = trans_jmp_fast(&b);
 		if (branch_emulate(c, r, s, f, &b, &fault)) {
 			/* Not retired: the CPU faults at the branch. */
 			cache_fold(c, sc, 1, 1);
@@ -443,7 +444,11 @@ int step_cache_trap(struct blk_ctx *c, struct kvm_regs *r,
 	else if (ex.patch && sc->gen == gen)
 		exit_link(c, sc, ex.patch, (uint32_t)(f->rip - sc->va));
 	else if (ret_fast)
-		rets_put(c, sc, target, f->rip);
+		table_put(c, sc, RET_KEYS, RET_VALS, target % RET_SLOTS,
+			  target, f->rip);
+	else if (jmp_fast)
+		table_put(c, sc, JMP_KEYS, JMP_VALS, jmp_slot(target),
+			  target, f->rip);
 	return 0;
 }
 
@@ -495,23 +500,21 @@ int64_t step_cache_leave(struct blk_ctx *c, struct pv_step_frame *tf,
 		nb = p->nbranches;
 		va = p->va;
 	}
-	if (p->ret_stub) {
-		/* In a ret's table lookup, after `done` of its instructions:
-		 * the ret has not retired; give back what it borrowed, and
-		 * the pop the last one (the jmp) follows. */
-		uint32_t done = 0;
+	if (p->stub) {
+		/* In a ret's or jump's table lookup: the branch has not
+		 * retired; give back the registers its first three movs
+		 * saved, and at its final jmp the stack move before it. */
+		uint32_t saved = (off - p->at) / STUB_SAVE_LEN;
 
-		for (uint32_t a = p->at; done < RET_NINSNS &&
-		     a + ret_len[done] <= off; a += ret_len[done])
-			done++;
-		if (done >= 1)
+		if (p->sp_undo)
+			saved = 3;
+		if (saved >= 1)
 			tf->rcx = h[HDR_RCX];
-		if (done >= 2)
+		if (saved >= 2)
 			tf->rdx = h[HDR_RDX];
-		if (done >= RET_SAVED)
+		if (saved >= 3)
 			tf->rax = h[HDR_RAX];
-		if (done == RET_NINSNS - 1)
-			tf->rsp -= 8;
+		tf->rsp += (uint64_t)(int64_t)p->sp_undo;
 	}
 	cache_fold(c, sc, (int64_t)added_i - ni, (int64_t)added_b - nb);
 	tf->rip = va + (old - to);

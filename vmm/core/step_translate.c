@@ -15,12 +15,6 @@ const uint8_t pro_len[PRO_NINSNS] = {
 	7, 7, 7,
 };
 
-const uint8_t ret_len[RET_NINSNS] = {
-	7, 7, 7, 4, 3, 8, 3, 5, 3, 2,
-	7, 7, 7, 1,
-	8, 7, 7, 7, 7, 5, 6,
-};
-
 static uint64_t emit_va(const struct emit *e)
 {
 	return e->win + e->at + e->len;
@@ -145,6 +139,25 @@ static void emit_exit(struct emit *e, uint32_t patch, uint64_t target,
 }
 
 /*
+ * The RIP-relative operand of the instruction just written at e->len
+ * from `at` (in's, which ended at `next` in the program): the same
+ * address from the copy.  -1 where a rel32 no longer reaches it.
+ */
+static int emit_rip_fix(struct emit *e, uint32_t at, uint64_t next,
+			const struct x86_insn *in)
+{
+	uint32_t d = e->len - at - in->imm_len - in->disp_len;
+	int64_t ea = (int64_t)(next + (uint64_t)(int64_t)in->disp);
+	int64_t rel = ea - (int64_t)emit_va(e);
+	int32_t r32 = (int32_t)rel;
+
+	if (in->addrsize || in->disp_len != 4 || rel != r32)
+		return -1;
+	memcpy(e->buf + at + d, &r32, 4);
+	return 0;
+}
+
+/*
  * One instruction of the body, at va (len bytes in ib), counted as
  * retired after ninsns/nbranches of the block.  -1 where the copy could
  * not mean the same: an operand out of a rel32's reach, xbegin.
@@ -159,17 +172,8 @@ static int emit_insn(struct emit *e, const struct x86_insn *in,
 	    in->modrm == 0xf8)
 		return -1;			/* xbegin: RIP-relative abort */
 	emit_bytes(e, ib, in->len);
-	if (in->has_modrm && (in->modrm & 0xc7) == 0x05) {
-		/* RIP-relative: the same address from the copy. */
-		uint32_t d = in->len - in->imm_len - in->disp_len;
-		int64_t ea = (int64_t)(next + (uint64_t)(int64_t)in->disp);
-		int64_t rel = ea - (int64_t)emit_va(e);
-		int32_t r32 = (int32_t)rel;
-
-		if (in->addrsize || in->disp_len != 4 || rel != r32)
-			return -1;
-		memcpy(e->buf + at + d, &r32, 4);
-	}
+	if (in->has_modrm && (in->modrm & 0xc7) == 0x05)
+		return emit_rip_fix(e, at, next, in);
 	return 0;
 }
 
@@ -179,7 +183,14 @@ bool trans_ret_fast(const struct block *b)
 	       b->insn.opcode == 0xc3 && !b->insn.opsize;
 }
 
-/* mov disp32(,%rax,8),reg (modrm's reg field in r): a rets' table slot. */
+bool trans_jmp_fast(const struct block *b)
+{
+	return (b->br == X86_BR_JMP_IND || b->br == X86_BR_CALL_IND) &&
+	       b->insn.map == 0 && b->insn.opcode == 0xff &&
+	       !b->insn.opsize && !b->insn.imm_len;
+}
+
+/* mov disp32(,%rax,8),reg (modrm's reg field in r): a table's slot. */
 static void emit_table_load(struct emit *e, uint8_t r, uint32_t table)
 {
 	emit_bytes(e, (uint8_t[]){ 0x48, 0x8b, (uint8_t)(r | 0x04), 0xc5 },
@@ -187,45 +198,134 @@ static void emit_table_load(struct emit *e, uint8_t r, uint32_t table)
 	emit_u32(e, table);
 }
 
-/* The ret at the block's end, by the rets' table (step_translate.h). */
-static int emit_ret_lookup(struct emit *e)
+static void emit_stub_save(struct emit *e)
 {
-	uint32_t start = e->len;
-	uint64_t next;
-
-	e->pos[e->npos - 1].ret_stub = true;
 	emit_hdr_op(e, 0x89, RCX, HDR_RCX);
 	emit_hdr_op(e, 0x89, RDX, HDR_RDX);
 	emit_hdr_op(e, 0x89, RAX, HDR_RAX);
-	emit_bytes(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4); /* mov (%rsp),%rcx */
-	emit_bytes(e, (uint8_t[]){ 0x0f, 0xb6, 0xc1 }, 3);	/* movzbl %cl,%eax */
-	emit_table_load(e, 0x10, (uint32_t)(e->win + RET_KEYS)); /* key: %rdx */
+}
+
+static void emit_stub_restore(struct emit *e)
+{
+	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
+	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
+}
+
+/*
+ * With the target in rcx and its slot in rax: compare the slot's key,
+ * on a miss give the registers back and leave by an int3 (CX_EMULATE),
+ * on a hit put the copy in HDR_JMP and give the registers back.
+ */
+static void emit_stub_probe(struct emit *e, uint32_t keys, uint32_t vals)
+{
+	emit_table_load(e, 0x10, (uint32_t)e->win + keys);	/* key: %rdx */
 	emit_bytes(e, (uint8_t[]){ 0x48, 0xf7, 0xd2 }, 3);	/* not %rdx */
 	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x54, 0x11, 0x01 }, 5);
 							/* lea 1(%rcx,%rdx),%rdx */
 	emit_bytes(e, (uint8_t[]){ 0x48, 0x87, 0xd1 }, 3);	/* xchg %rdx,%rcx */
 	emit_bytes(e, (uint8_t[]){ 0xe3, 3 * 7 + 1 }, 2);	/* jrcxz: a hit */
-	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
-	emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
-	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
+	emit_stub_restore(e);
 	e->ex[e->nex++] = (struct cexit){ .at = e->at + e->len,
 					  .kind = CX_EMULATE };
 	emit_bytes(e, (uint8_t[]){ INT3 }, 1);
-	emit_table_load(e, 0x08, (uint32_t)(e->win + RET_VALS)); /* %rcx */
+	emit_table_load(e, 0x08, (uint32_t)e->win + vals);	/* %rcx */
 	emit_hdr_op(e, 0x89, RCX, HDR_JMP);
-	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
-	emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
-	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
+	emit_stub_restore(e);
+}
+
+/* The final jmp *HDR_JMP(%rip), with what an interrupt before it must
+ * undo of the stack (pos is the branch's place). */
+static void emit_stub_jmp(struct emit *e, struct cpos pos, int8_t sp_undo)
+{
+	uint64_t next = emit_va(e) + 6;
+
+	if (sp_undo) {
+		pos.at = e->at + e->len;
+		pos.sp_undo = sp_undo;
+		e->pos[e->npos++] = pos;
+	}
+	emit_bytes(e, (uint8_t[]){ 0xff, 0x25 }, 2);
+	emit_u32(e, (uint32_t)(e->win + 8 * HDR_JMP - next));
+}
+
+/* The ret at the block's end, by the rets' table (step_translate.h). */
+static int emit_ret_lookup(struct emit *e)
+{
+	struct cpos *p = &e->pos[e->npos - 1];
+
+	p->stub = true;
+	emit_stub_save(e);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8b, 0x0c, 0x24 }, 4); /* mov (%rsp),%rcx */
+	emit_bytes(e, (uint8_t[]){ 0x0f, 0xb6, 0xc1 }, 3);	/* movzbl %cl,%eax */
+	emit_stub_probe(e, RET_KEYS, RET_VALS);
 	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x64, 0x24, 0x08 }, 5);
 							/* lea 8(%rsp),%rsp */
-	next = emit_va(e) + 6;
-	emit_bytes(e, (uint8_t[]){ 0xff, 0x25 }, 2);	/* jmp *HDR_JMP(%rip) */
-	emit_u32(e, (uint32_t)(e->win + 8 * HDR_JMP - next));
-	return e->len - start == RET_LEN ? 0 : -1;
+	emit_stub_jmp(e, *p, -8);
+	return 0;
+}
+
+/*
+ * mov <the branch's operand>,%rcx: its own bytes with FF /2 or /4 made
+ * REX.W 8B /1 (REX.R cleared: the reg field is rcx now), a RIP-relative
+ * displacement refixed.  -1 where that would not read the same.
+ */
+int trans_operand_load(struct emit *e, const struct block *b,
+		       const uint8_t *ib)
+{
+	const struct x86_insn *in = &b->insn;
+	uint32_t op = in->len - in->disp_len - in->has_sib - 2, pre, at;
+	uint8_t rex = in->rex ? in->rex : 0x40;
+
+	if (in->len < in->disp_len + in->has_sib + 2u || ib[op] != 0xff)
+		return -1;
+	pre = in->rex ? op - 1 : op;
+	if (in->rex && (op == 0 || ib[op - 1] != in->rex))
+		return -1;
+	for (uint32_t i = 0; i < pre; i++)
+		if (ib[i] == 0xf2 || ib[i] == 0xf3)
+			return -1;	/* bnd or a rep: not a mov's */
+	at = e->len;
+	emit_bytes(e, ib, pre);
+	emit_bytes(e, (uint8_t[]){ (uint8_t)((rex | 0x08) & ~0x04), 0x8b,
+				   (uint8_t)((in->modrm & 0xc7) | 0x08) }, 3);
+	emit_bytes(e, ib + op + 2, in->len - op - 2);
+	if ((in->modrm & 0xc7) == 0x05)
+		return emit_rip_fix(e, at, b->end + in->len, in);
+	return 0;
+}
+
+/* An indirect jmp or call at the block's end, by the jumps' table. */
+static int emit_jmp_lookup(struct emit *e, const struct block *b,
+			   const uint8_t *ib)
+{
+	struct cpos *p = &e->pos[e->npos - 1];
+	uint64_t ret = b->end + b->insn.len;
+	bool call = b->br == X86_BR_CALL_IND;
+
+	p->stub = true;
+	emit_stub_save(e);
+	if (trans_operand_load(e, b, ib))
+		return -1;
+	emit_bytes(e, (uint8_t[]){ 0x0f, 0xb6, 0xc1 }, 3);	/* movzbl %cl,%eax */
+	emit_bytes(e, (uint8_t[]){ 0x0f, 0xb6, 0xd5 }, 3);	/* movzbl %ch,%edx */
+	emit_bytes(e, (uint8_t[]){ 0x8d, 0x04, 0x10 }, 3);	/* lea (%rax,%rdx),%eax */
+	emit_stub_probe(e, JMP_KEYS, JMP_VALS);
+	if (!call) {
+		emit_stub_jmp(e, *p, 0);
+		return 0;
+	}
+	/* push the return address, a literal after the jmp */
+	emit_bytes(e, (uint8_t[]){ 0xff, 0x35 }, 2);
+	emit_u32(e, 6);
+	emit_stub_jmp(e, *p, 8);
+	emit_bytes(e, &ret, 8);
+	return 0;
 }
 
 /* The block's end: its branch, then the exits. */
-static int emit_end(struct emit *e, const struct block *b)
+static int emit_end(struct emit *e, const struct block *b,
+		    const uint8_t *ib)
 {
 	const struct x86_insn *in = &b->insn;
 	uint64_t next = b->end + in->len, rel = next + (uint64_t)in->imm;
@@ -259,6 +359,16 @@ static int emit_end(struct emit *e, const struct block *b)
 		__attribute__((fallthrough));	/* ret imm16 */
 	case X86_BR_JMP_IND:
 	case X86_BR_CALL_IND:
+		if (trans_jmp_fast(b)) {
+			uint32_t len = e->len, nex = e->nex, npos = e->npos;
+
+			if (!emit_jmp_lookup(e, b, ib))
+				return 0;
+			e->len = len;	/* the plain int3 after all */
+			e->nex = nex;
+			e->npos = npos;
+			e->pos[npos - 1].stub = false;
+		}
 		emit_exit(e, 0, 0, true, b);
 		return 0;
 	default:
@@ -313,7 +423,8 @@ int trans_emit(struct blk_ctx *c, struct emit *e, uint64_t va,
 	}
 	if (ni + 1 != b->ninsns || nb + 1 != b->nbranches ||
 	    !code_fixed(c, b->end, &gpa) ||
-	    !code_fixed(c, b->end + b->insn.len - 1, &gpa))
+	    !code_fixed(c, b->end + b->insn.len - 1, &gpa) ||
+	    code_read(c, b->end, ib, b->insn.len) != b->insn.len)
 		return -1;
-	return emit_end(e, b);
+	return emit_end(e, b, ib);
 }

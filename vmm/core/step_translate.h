@@ -29,19 +29,31 @@
 #define LIMIT_NONE	(1ull << 62)
 
 /*
- * After the header, the rets' table: where a ret's target has a copy.
- * 256 keys (program addresses) and their copies' addresses, indexed by
- * the target's low byte; an empty key or copy is RET_EMPTY, which no ret
- * reaches (not canonical: a jmp there faults at the jmp).  The VMM fills
- * it at the rets it emulates and empties it when the process's code may
+ * After the header, the rets' table and the jumps' table: where a ret's,
+ * or an indirect jmp's or call's, target has a copy.  Keys (program
+ * addresses) and their copies' addresses; a ret's slot is its target's
+ * low byte, a jump's the sum of its target's two low bytes (function
+ * entries are 16-byte aligned, so the low byte alone would give 16
+ * slots).  An empty key or copy is TABLE_EMPTY, which no branch reaches
+ * (not canonical: a jmp there faults at the jmp).  The VMM fills them at
+ * the branches it emulates and empties them when the process's code may
  * have changed (PV_HC_STEP_ARM's code_gen) and with the window.
  */
 #define RET_SLOTS	256
+#define JMP_SLOTS	512
 #define RET_KEYS	HDR
-#define RET_VALS	(HDR + 8 * RET_SLOTS)
-#define CODE0		(HDR + 16 * RET_SLOTS)	/* the first copy */
-#define RET_EMPTY	0x8000000000000000ull
+#define RET_VALS	(RET_KEYS + 8 * RET_SLOTS)
+#define JMP_KEYS	(RET_VALS + 8 * RET_SLOTS)
+#define JMP_VALS	(JMP_KEYS + 8 * JMP_SLOTS)
+#define CODE0		(JMP_VALS + 8 * JMP_SLOTS)	/* the first copy */
+#define TABLES_LEN	(CODE0 - RET_KEYS)
+#define TABLE_EMPTY	0x8000000000000000ull
 #define TRANS_INSNS	256		/* longer blocks stay with the int3s */
+
+static inline unsigned int jmp_slot(uint64_t target)
+{
+	return (unsigned int)(target & 0xff) + (unsigned int)(target >> 8 & 0xff);
+}
 
 /*
  * The prologue, flag-neutral (the flags may be live into the block) and
@@ -62,20 +74,19 @@ enum {
 extern const uint8_t pro_len[PRO_NINSNS];
 #define PRO_LEN		(21 + 2 * 40 + 42 + 21)
 /*
- * A plain ret (c3) looks its target up in the rets' table, flag-neutral
- * as the prologue: rcx, rdx and rax saved, the target's key compared by
- * not, lea and jrcxz; a hit pops and jumps to the copy, a miss gives the
- * registers back and leaves by an int3 whose ret the VMM emulates.  Its
- * instructions' lengths (the miss's int3 the 14th), so that an interrupt
- * inside tells which registers to give back and whether rsp moved.
+ * A plain ret (c3), or an indirect jmp or call, looks its target up in
+ * its table, flag-neutral as the prologue: rcx, rdx and rax saved (three
+ * 7-byte movs first, STUB_SAVE_LEN), the target into rcx (a ret's from
+ * the stack, a jump's by its own operand as a mov), its key compared by
+ * not, lea and jrcxz; a hit jumps to the copy (a ret pops first, a call
+ * pushes its return address), a miss gives the registers back and
+ * leaves by an int3 whose branch the VMM emulates.  An interrupt inside
+ * gives back what the saves borrowed, and the stack move before the
+ * final jmp (struct cpos.sp_undo).
  */
-enum {
-	RET_SAVED = 3,		/* rcx, rdx, rax saved after these */
-	RET_NINSNS = 21,	/* the last, the jmp, after the pop */
-};
-extern const uint8_t ret_len[RET_NINSNS];
-#define RET_LEN		118
-#define TRANS_MAX	(PRO_LEN + 20 * TRANS_INSNS + RET_LEN + 32)
+#define STUB_SAVE_LEN	7
+#define STUB_MAX	160
+#define TRANS_MAX	(PRO_LEN + 20 * TRANS_INSNS + STUB_MAX + 32)
 
 #define INT3		0xcc
 
@@ -86,7 +97,8 @@ struct cpos {
 	uint16_t nbranches;	/* ... and branches */
 	uint64_t va;		/* the program's instruction that is next */
 	bool prologue;		/* the counting prologue (va the block) */
-	bool ret_stub;		/* a ret's table lookup (va the ret) */
+	bool stub;		/* a table lookup (va the branch) */
+	int8_t sp_undo;		/* at the lookup's final jmp: rsp += this */
 };
 
 /* An int3 that leaves a copy. */
@@ -120,7 +132,16 @@ struct emit {
  */
 int trans_emit(struct blk_ctx *c, struct emit *e, uint64_t va,
 	       const struct block *b);
+/*
+ * mov <the operand of b's indirect jmp or call (bytes ib)>,%rcx, written
+ * into e as a jump's lookup reads its target: -1 where it cannot be.
+ */
+int trans_operand_load(struct emit *e, const struct block *b,
+		       const uint8_t *ib);
 /* Whether b ends in a ret that looks up the rets' table. */
 bool trans_ret_fast(const struct block *b);
+/* Whether b ends in an indirect jmp or call (that may look up the
+ * jumps' table). */
+bool trans_jmp_fast(const struct block *b);
 
 #endif
