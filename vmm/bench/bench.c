@@ -269,8 +269,9 @@ int cmd_bench(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--list")) {
 		puts("boot       boot-to-exit time and VMM memory overhead\n"
 		     "read-cost  counter read costs inside the guest\n"
-		     "overhead   what counting with tsc/offset costs a CPU-bound\n"
-		     "           program: paired runs, wall ratio and VM exits\n"
+		     "overhead   what counting with tsc/offset, or exact counts\n"
+		     "           with step, cost a CPU-bound program: paired\n"
+		     "           runs, wall ratio and VM exits\n"
 		     "record     what sampling costs the single-threaded workloads:\n"
 		     "           record at 1 and 10 kHz, by the VMM and in the\n"
 		     "           guest, against run, wall ratios in each round\n"
@@ -282,7 +283,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	fprintf(stderr, "usage: vmm bench boot [-n N] [--json] PROGRAM\n"
 		"       vmm bench read-cost [--json] [VPMU_TEST_PROGRAM]\n"
-		"       vmm bench overhead [-n PAIRS] [--json] [PROGRAM ARGS...]\n"
+		"       vmm bench overhead [-n PAIRS] [--source tsc|step] [--json]\n"
+		"                          [PROGRAM ARGS...]\n"
 		"       vmm bench record [-n ROUNDS] [--size S] [--workloads W,...]"
 		" [--json]\n"
 		"       vmm bench suite [--size S] [--reps N] [--parts P,...]"

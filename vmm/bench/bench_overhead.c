@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * vmm bench overhead [-n PAIRS] [--json] [PROGRAM [ARGS...]]
+ * vmm bench overhead [-n PAIRS] [--source tsc|step] [--json] [PROGRAM [ARGS...]]
  *
  * What counting costs a CPU-bound program: `vmm run` against `vmm stat -e
- * cycles` (tsc source, offset policy) of the same program, in pairs whose
+ * cycles` (tsc source, offset policy) of the same program, or with
+ * `--source step` against exact counts (`-e instructions:u`, counted by
+ * the code cache), in pairs whose
  * order alternates (ABBA) so that drift on a shared host cancels.  It
  * prints the median of the per-pair wall-time ratios with their spread,
  * and the VM exits of each side: counting a single-threaded program adds
@@ -45,8 +47,8 @@ static double overhead_exits(FILE *f)
 }
 
 /* One `vmm MODE -v ... -- PROGRAM ARGS`, timed from fork to wait. */
-static int overhead_once(const char *self, bool count, char **prog,
-			 struct overhead_run *out)
+static int overhead_once(const char *self, const char *source, bool count,
+			 char **prog, struct overhead_run *out)
 {
 	char *argv[64];
 	struct bench_run r;
@@ -61,8 +63,10 @@ static int overhead_once(const char *self, bool count, char **prog,
 	argv[n++] = "--timeout";
 	argv[n++] = "600";
 	if (count) {
+		argv[n++] = "--source";
+		argv[n++] = (char *)source;
 		argv[n++] = "-e";
-		argv[n++] = "cycles";
+		argv[n++] = strcmp(source, "step") ? "cycles" : "instructions:u";
 		argv[n++] = "-o";
 		argv[n++] = "/dev/null";
 	}
@@ -83,6 +87,7 @@ int bench_overhead(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "source", required_argument, NULL, 's' },
 		{ 0 }
 	};
 	double ratio[OVERHEAD_MAX_PAIRS], plain[OVERHEAD_MAX_PAIRS],
@@ -90,6 +95,7 @@ int bench_overhead(int argc, char **argv)
 	       xcounted[OVERHEAD_MAX_PAIRS];
 	char self[4096], lbm[4200], *deflt[] = { lbm, "train", NULL };
 	char **prog = deflt;
+	const char *source = "tsc";
 	int pairs = 8, c;
 	bool json = false;
 
@@ -102,6 +108,9 @@ int bench_overhead(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 's':
+			source = optarg;
+			break;
 		default:
 			return VMM_EXIT_ERROR;
 		}
@@ -109,6 +118,11 @@ int bench_overhead(int argc, char **argv)
 	if (pairs < 1 || pairs > OVERHEAD_MAX_PAIRS) {
 		fprintf(stderr, "vmm: bench overhead: -n must be 1-%d\n",
 			OVERHEAD_MAX_PAIRS);
+		return VMM_EXIT_ERROR;
+	}
+	if (strcmp(source, "tsc") && strcmp(source, "step")) {
+		fprintf(stderr, "vmm: bench overhead: --source must be tsc or "
+			"step\n");
 		return VMM_EXIT_ERROR;
 	}
 	if (bench_self(self, sizeof(self)))
@@ -123,8 +137,10 @@ int bench_overhead(int argc, char **argv)
 		/* ABBA: even pairs run plain first, odd ones counted first. */
 		bool first = i % 2;
 
-		if (overhead_once(self, first, prog, first ? &b : &a) ||
-		    overhead_once(self, !first, prog, first ? &a : &b)) {
+		if (overhead_once(self, source, first, prog,
+				  first ? &b : &a) ||
+		    overhead_once(self, source, !first, prog,
+				  first ? &a : &b)) {
 			fprintf(stderr, "vmm: bench overhead: %s failed\n",
 				prog[0]);
 			return VMM_EXIT_ERROR;
@@ -144,18 +160,22 @@ int bench_overhead(int argc, char **argv)
 		       hi = ratio[pairs - 1];
 
 		if (json) {
-			printf("{\"pairs\": %d, \"ratio_median\": %.4f, "
+			printf("{\"source\": \"%s\", \"pairs\": %d, "
+			       "\"ratio_median\": %.4f, "
 			       "\"ratio_min\": %.4f, \"ratio_max\": %.4f, "
 			       "\"plain_s\": %.3f, \"counted_s\": %.3f, "
 			       "\"plain_exits\": %.0f, \"counted_exits\": %.0f}\n",
-			       pairs, med, lo, hi, bench_median(plain, pairs),
+			       source, pairs, med, lo, hi,
+			       bench_median(plain, pairs),
 			       bench_median(counted, pairs),
 			       bench_median(xplain, pairs),
 			       bench_median(xcounted, pairs));
 			return 0;
 		}
-		printf("%s: %d pairs of `vmm run` and `vmm stat -e cycles` "
-		       "(tsc, offset)\n", prog[0], pairs);
+		printf("%s: %d pairs of `vmm run` and `vmm stat %s` "
+		       "(offset)\n", prog[0], pairs,
+		       strcmp(source, "step") ? "-e cycles (tsc)" :
+		       "-e instructions:u (step: exact)");
 		printf("  wall s, median:     plain %.3f  counted %.3f\n",
 		       bench_median(plain, pairs),
 		       bench_median(counted, pairs));

@@ -6,9 +6,10 @@
  * loop is a trap per iteration.  So the VMM copies each block it meets
  * into its vCPU's window of a 2 MiB page that the guest kernel maps at
  * PV_STEP_CACHE_VA in every process (mm_map_step_cache()):
- *   - a prologue first checks the block's instruction and branch counts
- *     against their limits and adds them to counters at the start of the
- *     window;
+ *   - a prologue adds the block's instruction and branch counts to
+ *     counters at the start of the window (first checking them against
+ *     their limits, in a window made while a count has an overflow
+ *     point);
  *   - the block's own instructions follow, RIP-relative operands and the
  *     direct calls' return addresses fixed to mean what they meant;
  *   - its jcc or loop leads, through an int3 until the target has a copy
@@ -68,6 +69,8 @@ struct step_cache {
 				 * (or was never written: RAM starts zeroed) */
 	uint64_t tables_code_gen; /* the process's code they were filled for */
 	bool tables_ready;	/* written once at least */
+	bool checked;		/* the copies' prologues check the limits */
+	bool want_checked;	/* ... as the last entry needed */
 };
 
 struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,
@@ -157,6 +160,7 @@ static void cache_flush(const struct blk_ctx *c, struct step_cache *sc)
 {
 	sc->nt = sc->npos = sc->nex = 0;
 	sc->used = CODE0;
+	sc->checked = sc->want_checked;
 	tables_clear(c, sc);
 	sc->gen++;
 	memset(sc->hash, 0xff, sc->nhash * sizeof(*sc->hash));
@@ -270,6 +274,7 @@ static int32_t cache_translate(struct blk_ctx *c, struct step_cache *sc,
 		cache_flush(c, sc);
 	memset(&e, 0, offsetof(struct emit, buf));
 	e.win = sc->va;
+	e.checked = sc->checked;
 	e.at = sc->used;
 	e.npos = e.nex = e.len = 0;
 	if (trans_emit(c, &e, va, &b) ||
@@ -348,6 +353,13 @@ bool step_cache_enter(struct blk_ctx *c, struct bp_frame *f)
 	h[HDR_LIMIT_BRANCHES] = count_limit(c->vp, PV_STEP_USER_BRANCHES);
 	if (!h[HDR_LIMIT_INSNS] || !h[HDR_LIMIT_BRANCHES])
 		return false;
+	/* Plain prologues count a third of the instructions; a count
+	 * with an overflow point empties a window of them, once, and the
+	 * window keeps checking until it is emptied again. */
+	sc->want_checked = h[HDR_LIMIT_INSNS] != LIMIT_NONE ||
+			   h[HDR_LIMIT_BRANCHES] != LIMIT_NONE;
+	if (sc->want_checked && !sc->checked)
+		cache_flush(c, sc);
 	if (!sc->tables_ready) {
 		tables_clear(c, sc);
 		sc->tables_ready = !sc->tables_live;
@@ -478,18 +490,21 @@ int64_t step_cache_leave(struct blk_ctx *c, struct pv_step_frame *tf,
 	if (p->prologue) {
 		/* Interrupted in the prologue, after `done` of its
 		 * instructions: undo what they did. */
-		uint32_t done = 0;
+		const struct pro_shape *ps = sc->checked ? &pro_checked :
+							   &pro_plain;
+		uint32_t done = 0, saved;
 
-		for (uint32_t a = p->at; done < PRO_NINSNS &&
-		     a + pro_len[done] <= off; a += pro_len[done])
+		for (uint32_t a = p->at; done < ps->ninsns &&
+		     a + ps->insn_len[done] <= off; a += ps->insn_len[done])
 			done++;
-		added_i = done >= PRO_ADD_INSNS ? t->b.ninsns : 0;
-		added_b = done >= PRO_ADD_BRANCHES ? t->b.nbranches : 0;
-		if (done >= 1)
+		added_i = done >= ps->add_insns ? t->b.ninsns : 0;
+		added_b = done >= ps->add_branches ? t->b.nbranches : 0;
+		saved = done < ps->nsaved ? done : ps->nsaved;
+		if (saved >= 1)
 			tf->rax = h[HDR_RAX];
-		if (done >= 2)
+		if (saved >= 2)
 			tf->rcx = h[HDR_RCX];
-		if (done >= 3)
+		if (saved >= 3)
 			tf->rdx = h[HDR_RDX];
 		ni = nb = 0;
 		va = t->va;

@@ -7,12 +7,21 @@
 
 #include "step_translate.h"
 
-const uint8_t pro_len[PRO_NINSNS] = {
-	7, 7, 7,
-	7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
-	7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
-	7, 7, 7, 7, 7, 7,
-	7, 7, 7,
+const struct pro_shape pro_checked = {
+	.ninsns = 32, .nsaved = 3, .add_insns = 3 + 2 * 10 + 3,
+	.add_branches = 3 + 2 * 10 + 6, .len = 164,
+	.insn_len = {
+		7, 7, 7,
+		7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
+		7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
+		7, 7, 7, 7, 7, 7,
+		7, 7, 7,
+	},
+};
+
+const struct pro_shape pro_plain = {
+	.ninsns = 8, .nsaved = 1, .add_insns = 4, .add_branches = 7,
+	.len = 56, .insn_len = { 7, 7, 7, 7, 7, 7, 7, 7 },
 };
 
 static uint64_t emit_va(const struct emit *e)
@@ -92,20 +101,25 @@ static void emit_count(struct emit *e, unsigned int slot, uint32_t n)
 static int emit_prologue(struct emit *e, const struct block *b,
 			 uint64_t va)
 {
+	const struct pro_shape *shape = e->checked ? &pro_checked : &pro_plain;
 	uint32_t start = e->len;
 
 	emit_pos(e, va, 0, 0, true);
 	emit_hdr_op(e, 0x89, RAX, HDR_RAX);
-	emit_hdr_op(e, 0x89, RCX, HDR_RCX);
-	emit_hdr_op(e, 0x89, RDX, HDR_RDX);
-	emit_check(e, HDR_INSNS, HDR_LIMIT_INSNS, b->ninsns);
-	emit_check(e, HDR_BRANCHES, HDR_LIMIT_BRANCHES, b->nbranches);
+	if (e->checked) {
+		emit_hdr_op(e, 0x89, RCX, HDR_RCX);
+		emit_hdr_op(e, 0x89, RDX, HDR_RDX);
+		emit_check(e, HDR_INSNS, HDR_LIMIT_INSNS, b->ninsns);
+		emit_check(e, HDR_BRANCHES, HDR_LIMIT_BRANCHES, b->nbranches);
+	}
 	emit_count(e, HDR_INSNS, b->ninsns);
 	emit_count(e, HDR_BRANCHES, b->nbranches);
-	emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
-	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
+	if (e->checked) {
+		emit_hdr_op(e, 0x8b, RDX, HDR_RDX);
+		emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
+	}
 	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
-	return e->len - start == PRO_LEN ? 0 : -1;
+	return e->len - start == shape->len ? 0 : -1;
 }
 
 /* A rel32 jump or jcc (op bytes given) to an exit int3 emitted later. */

@@ -57,22 +57,29 @@ static inline unsigned int jmp_slot(uint64_t target)
 
 /*
  * The prologue, flag-neutral (the flags may be live into the block) and
- * without the stack (the red zone): for instructions and then branches,
- * whether counter + n stays within its limit, computed as the sign of
- * limit + ~(counter + n) + 1 by lea, not and cqo, tested by jrcxz; past
- * it, an int3 (the VMM runs the block where the point falls by int3s and
- * single steps); else both counters += n, and rax, rcx, rdx back.  Each
- * instruction's length, so that an interrupt's RIP tells how many ran.
+ * without the stack (the red zone), in one of two shapes for the whole
+ * window:
+ *   - checked, while a count has an overflow point (sampling, overflow
+ *     signals): rax, rcx and rdx saved; for instructions and then
+ *     branches, whether counter + n stays within its limit, computed as
+ *     the sign of limit + ~(counter + n) + 1 by lea, not and cqo, tested
+ *     by jrcxz; past it, an int3 (the VMM runs the block where the point
+ *     falls by int3s and single steps); else both counters += n, and the
+ *     registers back: 32 instructions;
+ *   - plain, while none has: rax saved, both counters += n, rax back: 8.
+ * Each shape's instructions' lengths, so that an interrupt's RIP tells
+ * how many ran.
  */
-enum {
-	PRO_SAVE = 3,			/* rax, rcx, rdx saved */
-	PRO_CHECK = 10,			/* a check's instructions */
-	PRO_ADD_INSNS = PRO_SAVE + 2 * PRO_CHECK + 3,	/* after these */
-	PRO_ADD_BRANCHES = PRO_ADD_INSNS + 3,
-	PRO_NINSNS = PRO_ADD_BRANCHES + 3,
+struct pro_shape {
+	uint8_t ninsns;
+	uint8_t nsaved;		/* rax, rcx, rdx saved by the first n */
+	uint8_t add_insns;	/* the instructions' counter added after */
+	uint8_t add_branches;	/* ... and the branches' */
+	uint16_t len;		/* bytes */
+	uint8_t insn_len[32];
 };
-extern const uint8_t pro_len[PRO_NINSNS];
-#define PRO_LEN		(21 + 2 * 40 + 42 + 21)
+extern const struct pro_shape pro_checked, pro_plain;
+#define PRO_MAX_LEN	164
 /*
  * A plain ret (c3), or an indirect jmp or call, looks its target up in
  * its table, flag-neutral as the prologue: rcx, rdx and rax saved (three
@@ -86,7 +93,7 @@ extern const uint8_t pro_len[PRO_NINSNS];
  */
 #define STUB_SAVE_LEN	7
 #define STUB_MAX	160
-#define TRANS_MAX	(PRO_LEN + 20 * TRANS_INSNS + STUB_MAX + 32)
+#define TRANS_MAX	(PRO_MAX_LEN + 20 * TRANS_INSNS + STUB_MAX + 32)
 
 #define INT3		0xcc
 
@@ -118,6 +125,7 @@ struct cexit {
 /* A translation being written: its bytes, at window offset `at`. */
 struct emit {
 	uint64_t win;		/* the window's address */
+	bool checked;		/* prologues check the limits (pro_checked) */
 	uint8_t buf[TRANS_MAX];
 	uint32_t len, at;
 	uint32_t npos, nex;
