@@ -5,8 +5,8 @@
  * What counting costs a CPU-bound program: `vmm run` against `vmm stat -e
  * cycles` (tsc source, offset policy) of the same program, or with
  * `--source step` against exact counts (`-e instructions:u`, counted by
- * the code cache), in pairs whose
- * order alternates (ABBA) so that drift on a shared host cancels.  It
+ * the code cache), in pairs whose order alternates (ABBA) so that drift
+ * on a shared host cancels.  It
  * prints the median of the per-pair wall-time ratios with their spread,
  * and the VM exits of each side: counting a single-threaded program adds
  * a constant handful of exits (the configuration hypercall and the

@@ -9,7 +9,7 @@
 
 const struct pro_shape pro_checked = {
 	.ninsns = 32, .nsaved = 3, .add_insns = 3 + 2 * 10 + 3,
-	.add_branches = 3 + 2 * 10 + 6, .len = 164,
+	.add_branches = 3 + 2 * 10 + 6,
 	.insn_len = {
 		7, 7, 7,
 		7, 7, 3, 7, 5, 2, 4, 2, 2, 1,
@@ -21,7 +21,7 @@ const struct pro_shape pro_checked = {
 
 const struct pro_shape pro_plain = {
 	.ninsns = 8, .nsaved = 1, .add_insns = 4, .add_branches = 7,
-	.len = 56, .insn_len = { 7, 7, 7, 7, 7, 7, 7, 7 },
+	.insn_len = { 7, 7, 7, 7, 7, 7, 7, 7 },
 };
 
 static uint64_t emit_va(const struct emit *e)
@@ -102,7 +102,7 @@ static int emit_prologue(struct emit *e, const struct block *b,
 			 uint64_t va)
 {
 	const struct pro_shape *shape = e->checked ? &pro_checked : &pro_plain;
-	uint32_t start = e->len;
+	uint32_t start = e->len, len = 0;
 
 	emit_pos(e, va, 0, 0, true);
 	emit_hdr_op(e, 0x89, RAX, HDR_RAX);
@@ -119,7 +119,10 @@ static int emit_prologue(struct emit *e, const struct block *b,
 		emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
 	}
 	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
-	return e->len - start == shape->len ? 0 : -1;
+	/* The lengths step_cache_leave() undoes an interrupt by. */
+	for (unsigned int i = 0; i < shape->ninsns; i++)
+		len += shape->insn_len[i];
+	return e->len - start == len ? 0 : -1;
 }
 
 /* A rel32 jump or jcc (op bytes given) to an exit int3 emitted later. */
@@ -309,18 +312,23 @@ int trans_operand_load(struct emit *e, const struct block *b,
 	return 0;
 }
 
-/* An indirect jmp or call at the block's end, by the jumps' table. */
+/* An indirect jmp or call at the block's end, by the jumps' table; -1,
+ * and nothing written, where its operand cannot be read by a mov. */
 static int emit_jmp_lookup(struct emit *e, const struct block *b,
 			   const uint8_t *ib)
 {
 	struct cpos *p = &e->pos[e->npos - 1];
 	uint64_t ret = b->end + b->insn.len;
 	bool call = b->br == X86_BR_CALL_IND;
+	uint32_t start = e->len;
 
 	p->stub = true;
 	emit_stub_save(e);
-	if (trans_operand_load(e, b, ib))
+	if (trans_operand_load(e, b, ib)) {
+		e->len = start;		/* the plain int3 after all */
+		p->stub = false;
 		return -1;
+	}
 	emit_bytes(e, (uint8_t[]){ 0x0f, 0xb6, 0xc1 }, 3);	/* movzbl %cl,%eax */
 	emit_bytes(e, (uint8_t[]){ 0x0f, 0xb6, 0xd5 }, 3);	/* movzbl %ch,%edx */
 	emit_bytes(e, (uint8_t[]){ 0x8d, 0x04, 0x10 }, 3);	/* lea (%rax,%rdx),%eax */
@@ -373,16 +381,8 @@ static int emit_end(struct emit *e, const struct block *b,
 		__attribute__((fallthrough));	/* ret imm16 */
 	case X86_BR_JMP_IND:
 	case X86_BR_CALL_IND:
-		if (trans_jmp_fast(b)) {
-			uint32_t len = e->len, nex = e->nex, npos = e->npos;
-
-			if (!emit_jmp_lookup(e, b, ib))
-				return 0;
-			e->len = len;	/* the plain int3 after all */
-			e->nex = nex;
-			e->npos = npos;
-			e->pos[npos - 1].stub = false;
-		}
+		if (trans_jmp_fast(b) && !emit_jmp_lookup(e, b, ib))
+			return 0;
 		emit_exit(e, 0, 0, true, b);
 		return 0;
 	default:

@@ -75,8 +75,7 @@ struct pro_shape {
 	uint8_t nsaved;		/* rax, rcx, rdx saved by the first n */
 	uint8_t add_insns;	/* the instructions' counter added after */
 	uint8_t add_branches;	/* ... and the branches' */
-	uint16_t len;		/* bytes */
-	uint8_t insn_len[32];
+	uint8_t insn_len[32];	/* what emit_prologue() writes, checked */
 };
 extern const struct pro_shape pro_checked, pro_plain;
 #define PRO_MAX_LEN	164

@@ -389,13 +389,6 @@ static bool vcpu_pmu_kernel_step_count(struct vcpu *v)
 	return pmu_vcpu_kernel_step(v->pmu.pv, x86_is_branch(ic.branch));
 }
 
-/*
- * A single step of kernel code costs its exit and return, which KVM makes
- * in a round trip to here, on top of the instruction: 7/8 of the least
- * round trip seen stands for that part (as the step source's user traps
- * are costed), and a quiet step adds the VMM's own time, which pmu/ did
- * not stop counting for (an exit it sees stops its counters).
- */
 /* Learn the least trip from `trip`; 7/8 of it is a trap's cost. */
 static uint64_t vcpu_pmu_trip_cost(uint64_t *least, uint64_t trip)
 {
@@ -404,6 +397,13 @@ static uint64_t vcpu_pmu_trip_cost(uint64_t *least, uint64_t trip)
 	return *least - *least / 8;
 }
 
+/*
+ * A single step of kernel code costs its exit and return, which KVM makes
+ * in a round trip to here, on top of the instruction: 7/8 of the least
+ * round trip seen stands for that part (as the step source's user traps
+ * are costed), and a quiet step adds the VMM's own time, which pmu/ did
+ * not stop counting for (an exit it sees stops its counters).
+ */
 static void vcpu_pmu_kernel_step_exit(struct vcpu *v, uint64_t now)
 {
 	pmu_vcpu_kernel_step_cost(v->pmu.pv,
