@@ -10,9 +10,11 @@
 # sampler) and 266-345 (the guest's), so the tests give it 40,000,000.
 # The VMM's sampler drops steal from its periods too, and must keep
 # sampling.  A run under QEMU takes 30-40 s, once over 60 (the record
-# timed out): each gets 90 s (meson gives the test 300 s).  Once, in a
-# clean-clone ./test, a run under QEMU took ~120 s and kept 0 samples;
-# cause not found yet, so a failing run prints the VMM's -v account.
+# timed out): each gets 90 s (meson gives the test 300 s).  It once kept
+# 0 samples: the steal of a boot run that waited, known only at the next
+# entry, was sampled as idle and then taken off the program's whole run;
+# the VMM now reads the thread's run_delay at once (vcpu_sample.c).  A
+# failing run prints the VMM's -v account.
 #
 #   check_record_steal.sh VMM SAMPLER PROGRAM ARGS...
 set -uo pipefail

@@ -3,12 +3,14 @@
  * `vmm record` sampling from the VMM side (vcpu_sample.h).  Each vCPU
  * thread has a one-shot CLOCK_MONOTONIC timer whose signal is the VMM's
  * kick (SIGUSR1: KVM_RUN returns EINTR).  The time of each KVM_RUN, less
- * the KVM steal time reported since, is the thread's time as the tsc
- * source's cycles count it: a period ends at the first exit past it (the
+ * the time the thread waited for a host CPU (KVM's steal time, read from
+ * schedstat when it matters), is the thread's time as the tsc source's
+ * cycles count it: a period ends at the first exit past it (the
  * timer's, or any other), where the sample is read from the exit's state.
  * The timer is aimed again only after a sample, or when it may have fired
  * while the VMM handled an exit (that kick is cleared with immediate_exit).
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,22 +25,48 @@
 
 #define VCPU_SAMPLE_MIN_NS	100000	/* 10 kHz of kicks at most */
 
-void sample_budget_steal(struct sample_budget *b, uint64_t ticks)
+uint64_t sample_budget_add(struct sample_budget *b, uint64_t ticks,
+			   uint64_t steal)
 {
-	b->debt += ticks;
-}
+	uint64_t n;
 
-uint64_t sample_budget_add(struct sample_budget *b, uint64_t ticks)
-{
-	uint64_t off = ticks < b->debt ? ticks : b->debt, n;
-
-	b->debt -= off;
-	b->acc += ticks - off;
+	b->acc += ticks;
+	b->acc -= steal < b->acc ? steal : b->acc;
 	if (!b->period || b->acc < b->period)
 		return 0;
 	n = b->acc / b->period;
 	b->acc %= b->period;
 	return n;
+}
+
+/*
+ * The host CPU time the vCPU's thread waited for since the last call, in
+ * TSC ticks: schedstat's run_delay, which KVM's steal time is made of, but
+ * read now.  KVM writes its steal record only at the next entry, so a run
+ * that waited was sampled with its wait, and the wait then came off the
+ * next run's time: under QEMU a boot that waited 0.1 s before its first
+ * exit was sampled as idle and then ate the whole program (0 samples).
+ */
+static uint64_t vcpu_sample_steal(struct vcpu *v)
+{
+	struct vcpu_sample *s = &v->sample;
+	unsigned long long exec, delay;
+	char buf[128];
+	uint64_t ns;
+	ssize_t n;
+
+	if (!s->delay_open)
+		return 0;
+	n = pread(s->delay_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &exec, &delay) != 2 ||
+	    delay < s->delay_seen)
+		return 0;
+	ns = delay - s->delay_seen;
+	s->delay_seen = delay;
+	return ns * v->vm->tsc_khz / 1000000;
 }
 
 /* The guest kernel maps all RAM at PV_KERNEL_BASE: its addresses are GPAs. */
@@ -80,9 +108,16 @@ static void vcpu_sample_start(struct vcpu *v, uint64_t now)
 	struct sigevent sev = { 0 };
 
 	s->budget.period = v->vm->sampling.period_tsc;
-	s->steal_seen = v->pmu.steal_seen;
 	s->run_tsc = now;
 	s->rearm = true;
+	/* Waits before sampling began are not the program's: a baseline. */
+	s->delay_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	s->delay_open = s->delay_fd >= 0;
+	if (!s->delay_open)
+		fprintf(stderr, "vmm: cpu %d: no schedstat: %m (waits for a "
+			"host CPU count as the guest's time)\n", v->id);
+	else
+		vcpu_sample_steal(v);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGUSR1;
 	sev._sigev_un._tid = gettid();
@@ -229,11 +264,11 @@ static uint64_t vcpu_sample_kick_end(struct vcpu_sample *s, uint32_t reason,
 }
 
 /*
- * The last kick's way out, learned once the steal of its run is known (KVM
- * reports it at the next entry).  A kick that waited for a host CPU is late
- * by that steal, which is taken off already: learned whole, a host
- * timeslice was lost twice in every later run, and under QEMU one vCPU's
- * thread kept half the samples of the other's.
+ * The last kick's way out, learned once the steal of its run is known.  A
+ * kick that waited for a host CPU is late by that steal, which is taken off
+ * already: learned whole, a host timeslice was lost twice in every later
+ * run, and under QEMU one vCPU's thread kept half the samples of the
+ * other's.
  */
 static void vcpu_sample_kick_learn(struct vcpu_sample *s, uint64_t steal)
 {
@@ -256,22 +291,18 @@ void vcpu_sample_after_run(struct vcpu *v)
 	if (!cfg->period_tsc || !s->budget.period)
 		return;
 	now = __rdtsc();
-	if (!cfg->wall) {
-		/* KVM reports steal at each entry: this exit's is preemption
-		 * since the last but one, of which only the last run's counted
-		 * part was the thread's (the rest is excluded already). */
-		steal = (v->pmu.steal_seen - s->steal_seen) *
-			v->vm->tsc_khz / 1000000;
-		s->steal_seen = v->pmu.steal_seen;
-		sample_budget_steal(&s->budget, steal < s->counted ? steal
-								   : s->counted);
-	}
-	vcpu_sample_kick_learn(s, steal);
 	end = now;
 	if (now > s->deadline_tsc && s->deadline_tsc > s->run_tsc)
 		end = vcpu_sample_kick_end(s, v->run->exit_reason, now);
 	s->counted = end - s->run_tsc;
-	n = sample_budget_add(&s->budget, s->counted);
+	/* Where a period may end or a kick came, this run's steal first (a
+	 * read of schedstat: not at every exit). */
+	if (!cfg->wall && (now > s->deadline_tsc ||
+			   s->budget.acc + s->counted >= s->budget.period)) {
+		steal = vcpu_sample_steal(v);
+		vcpu_sample_kick_learn(s, steal);
+	}
+	n = sample_budget_add(&s->budget, s->counted, steal);
 	if (cfg->wall)
 		s->run_tsc = now;
 	if (n)
@@ -283,4 +314,7 @@ void vcpu_sample_destroy(struct vcpu *v)
 	if (v->sample.timer_made)
 		timer_delete(v->sample.timer);
 	v->sample.timer_made = false;
+	if (v->sample.delay_open)
+		close(v->sample.delay_fd);
+	v->sample.delay_open = false;
 }

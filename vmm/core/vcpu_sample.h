@@ -33,13 +33,15 @@ struct vm_sampling {
 struct sample_budget {
 	uint64_t period;
 	uint64_t acc;		/* ticks since the last period ended */
-	uint64_t debt;		/* steal reported, not yet taken off */
 };
 
-/* Add ticks of time, less any steal owed; returns how many periods ended. */
-uint64_t sample_budget_add(struct sample_budget *b, uint64_t ticks);
-/* Steal (in ticks) to take off the time that comes next. */
-void sample_budget_steal(struct sample_budget *b, uint64_t ticks);
+/*
+ * Add ticks of time, then take off steal (ticks the thread waited for a
+ * host CPU since the last call) from the time not yet sampled; returns how
+ * many periods ended.
+ */
+uint64_t sample_budget_add(struct sample_budget *b, uint64_t ticks,
+			   uint64_t steal);
 
 /* One vCPU's sampler. */
 struct vcpu_sample {
@@ -49,7 +51,9 @@ struct vcpu_sample {
 	bool rearm;		/* a sample was taken: aim the timer again */
 	uint64_t deadline_tsc;	/* when the armed timer fires */
 	uint64_t run_tsc;	/* the last KVM_RUN's start (wall: the last exit) */
-	uint64_t steal_seen;	/* KVM steal time already taken off, ns */
+	int delay_fd;		/* the thread's /proc schedstat, if open */
+	bool delay_open;
+	uint64_t delay_seen;	/* its run_delay already taken off, ns */
 	uint64_t counted;	/* TSC ticks the last run added */
 	uint64_t kick_ticks;	/* the least kick's way out seen, 0: none */
 	uint64_t kick_late;	/* the last kick's, until its steal is known */
