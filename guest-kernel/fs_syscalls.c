@@ -437,9 +437,8 @@ SYSCALL(fsync)
 }
 
 /*
- * No symbolic or hard links in the tree (an inode is its one directory
- * entry): EPERM, what Linux answers on a filesystem without them (vfat),
- * after the checks that come first there.
+ * No symbolic links in the tree: EPERM, what Linux answers on a
+ * filesystem without them (vfat), after the checks that come first there.
  */
 SYSCALL(symlinkat)
 {
@@ -466,19 +465,22 @@ SYSCALL(symlink)
 
 SYSCALL(linkat)
 {
-	char buf[VFS_PATH_MAX];
-	struct nameres nr;
+	char from_buf[VFS_PATH_MAX], to_buf[VFS_PATH_MAX];
+	struct nameres from, to;
 	int err;
 
-	(void)a4, (void)a5;
-	err = lookup_at(a0, a1, buf, &nr);
+	(void)a5;
+	/* There are no symbolic links to follow. */
+	if (a4 & ~(u64)AT_SYMLINK_FOLLOW)
+		return a4 & AT_EMPTY_PATH ? -ENOENT : -EINVAL;
+	err = get_path(a1, from_buf);
 	if (!err)
-		err = get_path(a3, buf);
+		err = get_path(a3, to_buf);
 	if (!err)
-		err = resolve_at(a2, buf, &nr);
-	if (!err && nr.ino)
-		err = -EEXIST;
-	return err ? err : -EPERM;
+		err = resolve_at(a0, from_buf, &from);
+	if (!err)
+		err = resolve_at(a2, to_buf, &to);
+	return err ? err : vfs_link(&from, &to);
 }
 
 SYSCALL(link)

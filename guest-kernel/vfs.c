@@ -406,6 +406,10 @@ int vfs_resolve(struct inode *base, const char *path, struct nameres *nr)
 		}
 	}
 	nr->slash = p > path && p[-1] == '/';
+	/* A link is only ever the last name: it names no directory. */
+	nr->ent = nr->ino;
+	if (nr->ino && nr->ino->kind == VN_LINK)
+		nr->ino = nr->ino->target;
 	return 0;
 }
 
@@ -455,6 +459,22 @@ static bool is_dev(struct inode *n)
 	return n->kind != VN_REG && n->kind != VN_DIR;
 }
 
+/* Entry e (a node's first name, or a link) leaves its directory; the node
+ * goes with its last name and reference. */
+static void entry_remove(struct inode *e)
+{
+	struct inode *n = e->kind == VN_LINK ? e->target : e;
+
+	dir_detach(e);
+	if (e != n) {
+		kfree((void *)e->name);
+		kfree(e);
+	}
+	n->nlink = n->kind == VN_DIR ? 0 : n->nlink - 1;
+	if (n->nlink == 0 && n->refs == 0)
+		inode_free(n);
+}
+
 int vfs_unlink(struct nameres *nr, bool dir)
 {
 	struct inode *n = nr->ino;
@@ -489,10 +509,7 @@ int vfs_unlink(struct nameres *nr, bool dir)
 		if (err)
 			return err;
 	}
-	dir_detach(n);
-	n->nlink = 0;
-	if (n->refs == 0)
-		inode_free(n);
+	entry_remove(nr->ent);
 	return 0;
 }
 
@@ -547,17 +564,57 @@ int vfs_rename(struct nameres *from, struct nameres *to)
 		}
 	}
 	memcpy(name, to->name, to->len);
-	if (old) {
-		dir_detach(old);
-		old->nlink = 0;
-		if (old->refs == 0)
-			inode_free(old);
-	}
+	if (old)
+		entry_remove(to->ent);
+	/* The name moves: the node's first, or a link. */
+	n = from->ent;
 	dir_detach(n);
 	if (n->name_owned)
 		kfree((void *)n->name);
 	n->name_owned = 1;
 	dir_attach(to->dir, n, name, to->len, name_hash(name, to->len));
+	return 0;
+}
+
+/*
+ * to, a new name for from's file: a VN_LINK entry.  Linux's answers: no
+ * directories (EPERM), across filesystems EXDEV (our /dev, and any --dir
+ * share: the host's file has one name here), a file already gone ENOENT.
+ */
+int vfs_link(struct nameres *from, struct nameres *to)
+{
+	struct inode *n = from->ino, *e;
+	char *name;
+
+	if (!n)
+		return -ENOENT;
+	if (from->slash && n->kind != VN_DIR)
+		return -ENOTDIR;
+	if (to->ino)
+		return -EEXIST;
+	if (to->slash || to->dir->nlink == 0)
+		return -ENOENT;
+	if (n->kind == VN_DIR)
+		return -EPERM;
+	if (is_dev(n) || n->hh || to->dir->hh)
+		return n->hh && to->dir->hh ? -EPERM : -EXDEV;
+	if (n->nlink == 0)
+		return -ENOENT;
+	name = kmalloc(to->len);
+	e = inode_new(n->mode, VN_LINK);
+	if (!name || !e) {
+		kfree(name);
+		kfree(e);
+		return -ENOMEM;
+	}
+	memcpy(name, to->name, to->len);
+	e->name_owned = 1;
+	e->ino = n->ino;
+	e->target = n;
+	n->nlink++;
+	dir_attach(to->dir, e, name, to->len, name_hash(name, to->len));
+	to->ino = n;
+	to->ent = e;
 	return 0;
 }
 

@@ -114,13 +114,17 @@ enum vnode_kind {
 	VN_REG, VN_DIR, VN_CONSOLE, VN_NULL, VN_ZERO, VN_PIPE,
 	VN_PERF,			/* perf_event_open: perf_event.c */
 	VN_RANDOM,			/* /dev/urandom, /dev/random: random.c */
+	VN_LINK,			/* a file's second name (link(2)) */
 };
 
 /*
- * One file or directory.  There are no hard links, so a node is also its
- * own directory entry: name, parent, place in the parent's child list and
- * in the global name hash.  Console, pipe and device nodes may have no
- * parent (not in the tree).
+ * One file or directory.  A node is also its first directory entry:
+ * name, parent, place in the parent's child list and in the global name
+ * hash.  Each further name of a file (a hard link) is a small VN_LINK
+ * node naming it (target); the file's nlink counts its names, and it
+ * lives while it has a name or a reference (its first name may go
+ * first).  Console, pipe and device nodes may have no parent (not in the
+ * tree).
  */
 struct perf_event;
 
@@ -155,6 +159,7 @@ struct inode {
 	u64 cap;			/* bytes allocated at data */
 	struct pipe *pipe;
 	struct perf_event *perf;	/* VN_PERF */
+	struct inode *target;		/* VN_LINK: the file it names */
 };
 
 /* An open file description, shared by dup() and fork(). */
@@ -191,6 +196,7 @@ struct pipe {
 struct nameres {
 	struct inode *dir;		/* directory holding the last name */
 	struct inode *ino;		/* the node, NULL if it does not exist */
+	struct inode *ent;		/* its entry: ino, or a link naming it */
 	const char *name;		/* last component, not NUL-terminated */
 	u32 len;
 	bool slash;			/* path ended in '/' */
@@ -224,6 +230,7 @@ int vfs_resolve(struct inode *base, const char *path, struct nameres *nr);
 int vfs_create(struct nameres *nr, u32 mode, u32 umask);
 int vfs_unlink(struct nameres *nr, bool dir);
 int vfs_rename(struct nameres *from, struct nameres *to);
+int vfs_link(struct nameres *from, struct nameres *to);
 int vfs_path(struct inode *n, char *buf, u64 size);
 void vfs_stat(struct inode *n, struct linux_stat *st);
 struct inode *inode_new(u32 mode, u8 kind);	/* zeroed, refs 0 */

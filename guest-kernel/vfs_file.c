@@ -279,6 +279,8 @@ s64 vfs_getdents(struct file *f, void *ubuf, u64 count)
 			name = n->name;
 			nlen = n->nlen;
 		}
+		if (n->kind == VN_LINK)
+			n = n->target;
 		rl = (sizeof(*d) + nlen + 1 + 7) & ~7ull;
 		if (out + k + rl > count) {
 			if (out + k == 0)

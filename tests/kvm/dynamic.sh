@@ -115,6 +115,20 @@ with open("result.json", "w") as f:
 print(len(words), out[1][:16])
 raise SystemExit(6)'
 	;;
+python3-pool)
+	# multiprocessing: worker processes fed by pipes, and the SemLocks
+	# glibc's sem_open() makes in /dev/shm by link()
+	compare python3-pool result.txt /usr/bin/python3 -c '
+import multiprocessing as mp
+def square(n):
+    return n * n
+if __name__ == "__main__":
+    with mp.Pool(2) as p:
+        r = p.map(square, range(1000), chunksize=50)
+    with open("result.txt", "w") as f:
+        f.write("%d %d\n" % (len(r), sum(r)))
+    print(sum(r))'
+	;;
 perl)
 	compare perl - /usr/bin/perl -e '
 		open(my $f, "<", "../input.txt") or die;

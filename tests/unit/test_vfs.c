@@ -590,6 +590,138 @@ static void test_getdents(void **state)
 	file_put(f);
 }
 
+/* vfs_link(), vfs_unlink() and vfs_rename() by paths from the root. */
+static int path_link(const char *from, const char *to)
+{
+	struct nameres a, b;
+	int err = vfs_resolve(vfs_root(), from, &a);
+
+	if (!err)
+		err = vfs_resolve(vfs_root(), to, &b);
+	return err ? err : vfs_link(&a, &b);
+}
+
+static int path_unlink(const char *path)
+{
+	struct nameres nr;
+	int err = vfs_resolve(vfs_root(), path, &nr);
+
+	return err ? err : vfs_unlink(&nr, false);
+}
+
+static int path_rename(const char *from, const char *to)
+{
+	struct nameres a, b;
+	int err = vfs_resolve(vfs_root(), from, &a);
+
+	if (!err)
+		err = vfs_resolve(vfs_root(), to, &b);
+	return err ? err : vfs_rename(&a, &b);
+}
+
+static u32 nlink_of(const char *path)
+{
+	struct linux_stat st;
+
+	vfs_stat(lookup(path), &st);
+	return (u32)st.nlink;
+}
+
+/*
+ * Hard links as glibc's and musl's sem_open() use them (a file made under
+ * a temporary name, linked to its own, the temporary unlinked): one file,
+ * two names, each a way to it, and the file freed with its last name and
+ * reference.
+ */
+static void test_hard_links(void **state)
+{
+	long allocs = live_allocs, datas = data_allocs;
+	struct inode *file, *other;
+	struct nameres nr;
+	struct ent e[64];
+	struct file *f;
+	char buf[16];
+	int err, n, found = 0;
+
+	(void)state;
+	f = open_path("/l1", VO_RDWR | VO_CREAT, &err);
+	assert_non_null(f);
+	assert_int_equal(wr(f, "data", 4), 4);
+	file_put(f);
+	file = lookup("/l1");
+	assert_int_equal(path_link("/l1", "/bin/l2"), 0);
+	assert_ptr_equal(lookup("/bin/l2"), file);
+	assert_int_equal(nlink_of("/l1"), 2);
+	assert_int_equal(nlink_of("/bin/l2"), 2);
+	/* Linux's errors */
+	assert_int_equal(path_link("/l1", "/etc/motd"), -EEXIST);
+	assert_int_equal(path_link("/bin", "/b2"), -EPERM);
+	assert_int_equal(path_link("/nope", "/x"), -ENOENT);
+	assert_int_equal(path_link("/l1", "/nodir/x"), -ENOENT);
+	assert_int_equal(path_link("/l1/", "/x"), -ENOTDIR);
+	assert_int_equal(path_link("/l1", "/x/"), -ENOENT);
+	assert_int_equal(path_link("/dev/null", "/x"), -EXDEV);
+	assert_null(lookup("/x"));
+	/* a link names no directory */
+	assert_int_equal(vfs_resolve(vfs_root(), "/bin/l2/x", &nr), -ENOTDIR);
+	/* listed with the file's inode number and type */
+	f = open_path("/bin", VO_RDONLY | VO_DIRECTORY, &err);
+	assert_non_null(f);
+	n = list_dir(f, 8192, e, 64);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(e[i].name, "l2"))
+			continue;
+		found++;
+		assert_int_equal(e[i].ino, file->ino);
+		assert_int_equal(e[i].type, 8);
+	}
+	assert_int_equal(found, 1);
+	file_put(f);
+	/* written by one name, read by the other */
+	f = open_path("/bin/l2", VO_WRONLY | VO_APPEND, &err);
+	assert_non_null(f);
+	assert_int_equal(wr(f, "!", 1), 1);
+	file_put(f);
+	f = open_path("/l1", VO_RDONLY, &err);
+	assert_non_null(f);
+	assert_int_equal(rd(f, buf, sizeof(buf)), 5);
+	assert_memory_equal(buf, "data!", 5);
+	/* the first name goes first: the file lives on by its link */
+	assert_int_equal(path_unlink("/l1"), 0);
+	assert_null(lookup("/l1"));
+	assert_ptr_equal(lookup("/bin/l2"), file);
+	assert_int_equal(nlink_of("/bin/l2"), 1);
+	/* rename onto another name of the same file does nothing */
+	assert_int_equal(path_link("/bin/l2", "/l4"), 0);
+	assert_int_equal(path_rename("/bin/l2", "/l4"), 0);
+	assert_ptr_equal(lookup("/bin/l2"), file);
+	assert_ptr_equal(lookup("/l4"), file);
+	/* a link renamed is the same link elsewhere */
+	assert_int_equal(path_rename("/l4", "/l5"), 0);
+	assert_null(lookup("/l4"));
+	assert_ptr_equal(lookup("/l5"), file);
+	assert_int_equal(nlink_of("/l5"), 2);
+	/* another file renamed over a link takes its name alone */
+	assert_int_equal(vfs_resolve(vfs_root(), "/other", &nr), 0);
+	assert_int_equal(vfs_create(&nr, VS_IFREG | 0644, 0), 0);
+	other = nr.ino;
+	assert_int_equal(path_rename("/other", "/l5"), 0);
+	assert_ptr_equal(lookup("/l5"), other);
+	assert_int_equal(nlink_of("/bin/l2"), 1);
+	assert_int_equal(path_unlink("/l5"), 0);
+	/* the last name: still readable while open, then freed */
+	assert_int_equal(path_unlink("/bin/l2"), 0);
+	assert_int_equal(file->nlink, 0);
+	assert_int_equal(vfs_read(f, buf, 5, 0), 5);
+	assert_memory_equal(buf, "data!", 5);
+	file_put(f);
+	assert_int_equal(path_link("/bin/prog", "/etc/prog2"), 0);
+	assert_int_equal(path_unlink("/etc/prog2"), 0);
+	assert_int_equal(nlink_of("/bin/prog"), 1);
+	assert_int_equal(live_allocs, allocs);
+	assert_int_equal(data_allocs, datas);
+}
+
 static void test_rename_and_path(void **state)
 {
 	struct nameres a, b;
@@ -846,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_mkdir_rmdir),
 		cmocka_unit_test(test_getdents),
 		cmocka_unit_test(test_rename_and_path),
+		cmocka_unit_test(test_hard_links),
 		cmocka_unit_test(test_fdtable),
 		cmocka_unit_test(test_exec_and_exe),
 		cmocka_unit_test(test_pipe),
