@@ -591,14 +591,20 @@ static void test_getdents(void **state)
 }
 
 /* vfs_link(), vfs_unlink() and vfs_rename() by paths from the root. */
-static int path_link(const char *from, const char *to)
+static int path_pair(int (*op)(struct nameres *, struct nameres *),
+		     const char *from, const char *to)
 {
 	struct nameres a, b;
 	int err = vfs_resolve(vfs_root(), from, &a);
 
 	if (!err)
 		err = vfs_resolve(vfs_root(), to, &b);
-	return err ? err : vfs_link(&a, &b);
+	return err ? err : op(&a, &b);
+}
+
+static int path_link(const char *from, const char *to)
+{
+	return path_pair(vfs_link, from, to);
 }
 
 static int path_unlink(const char *path)
@@ -611,12 +617,7 @@ static int path_unlink(const char *path)
 
 static int path_rename(const char *from, const char *to)
 {
-	struct nameres a, b;
-	int err = vfs_resolve(vfs_root(), from, &a);
-
-	if (!err)
-		err = vfs_resolve(vfs_root(), to, &b);
-	return err ? err : vfs_rename(&a, &b);
+	return path_pair(vfs_rename, from, to);
 }
 
 static u32 nlink_of(const char *path)
