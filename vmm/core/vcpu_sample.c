@@ -52,7 +52,7 @@ static uint64_t vcpu_sample_steal(struct vcpu *v)
 	struct vcpu_sample *s = &v->sample;
 	unsigned long long exec, delay;
 	char buf[128];
-	uint64_t ns;
+	uint64_t ticks;
 	ssize_t n;
 
 	if (!s->delay_open)
@@ -64,9 +64,10 @@ static uint64_t vcpu_sample_steal(struct vcpu *v)
 	if (sscanf(buf, "%llu %llu", &exec, &delay) != 2 ||
 	    delay < s->delay_seen)
 		return 0;
-	ns = delay - s->delay_seen;
+	ticks = (delay - s->delay_seen) * v->vm->tsc_khz / 1000000;
 	s->delay_seen = delay;
-	return ns * v->vm->tsc_khz / 1000000;
+	s->stolen += ticks;
+	return ticks;
 }
 
 /* The guest kernel maps all RAM at PV_KERNEL_BASE: its addresses are GPAs. */

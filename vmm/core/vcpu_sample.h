@@ -58,6 +58,7 @@ struct vcpu_sample {
 	uint64_t kick_ticks;	/* the least kick's way out seen, 0: none */
 	uint64_t kick_late;	/* the last kick's, until its steal is known */
 	uint64_t taken, idle;	/* samples taken; periods that found idle */
+	uint64_t stolen;	/* steal taken off, TSC ticks (-v) */
 };
 
 /*

@@ -391,9 +391,12 @@ static void vm_stats_print(struct vm *vm)
 				(unsigned long long)ps.redelivered);
 		if (v->sample.budget.period)
 			fprintf(stderr, "vmm: cpu %d: %llu samples taken by the "
-				"VMM, %llu periods found the vCPU idle\n", i,
+				"VMM, %llu periods found the vCPU idle, %llu "
+				"ms of waits for a host CPU left out\n", i,
 				(unsigned long long)v->sample.taken,
-				(unsigned long long)v->sample.idle);
+				(unsigned long long)v->sample.idle,
+				(unsigned long long)(v->sample.stolen /
+						     (vm->tsc_khz ? vm->tsc_khz : 1)));
 		if (kvm_stats_open(&st, v->fd))
 			continue;
 		vals = calloc(st.n, sizeof(*vals));
