@@ -65,6 +65,26 @@ struct inode *inode_new(u32 mode, u8 kind)
 	return n;
 }
 
+/* A node with a copy of its name (s, len bytes) of its own, for
+ * dir_attach(); NULL when either allocation fails. */
+static struct inode *inode_new_named(u32 mode, u8 kind, const char *s,
+				     u32 len)
+{
+	struct inode *n = inode_new(mode, kind);
+	char *name = kmalloc(len);
+
+	if (!n || !name) {
+		kfree(n);
+		kfree(name);
+		return NULL;
+	}
+	memcpy(name, s, len);
+	n->name = name;
+	n->nlen = len;
+	n->name_owned = 1;
+	return n;
+}
+
 /* Link n into dir under name (kept by pointer: the caller owns it). */
 static void dir_attach(struct inode *dir, struct inode *n, const char *name,
 		       u32 len, u32 h)
@@ -299,23 +319,18 @@ struct inode *vfs_host_node(struct inode *dir, const char *name, u32 len,
 			    u32 h, const struct hostfs_attr *a)
 {
 	bool isdir = (a->mode & VS_IFMT) == VS_IFDIR;
-	struct inode *n = inode_new(a->mode & (VS_IFMT | 07777),
-				    isdir ? VN_DIR : VN_REG);
-	char *copy = kmalloc(len);
+	struct inode *n = inode_new_named(a->mode & (VS_IFMT | 07777),
+					  isdir ? VN_DIR : VN_REG, name, len);
 
-	if (!n || !copy) {
-		kfree(n);
-		kfree(copy);
+	if (!n) {
 		hostfs_close(a->hh);
 		return NULL;
 	}
-	memcpy(copy, name, len);
-	n->name_owned = 1;
 	n->hh = a->hh;
 	n->ino = a->ino;
 	n->size = a->size;
 	n->mtime_ns = a->mtime_ns;
-	dir_attach(dir, n, copy, len, h);
+	dir_attach(dir, n, n->name, len, h);
 	return n;
 }
 
@@ -417,7 +432,6 @@ int vfs_create(struct nameres *nr, u32 mode, u32 umask)
 {
 	bool dir = (mode & VS_IFMT) == VS_IFDIR;
 	struct inode *n;
-	char *name;
 
 	if (nr->ino)
 		return -EEXIST;
@@ -438,18 +452,13 @@ int vfs_create(struct nameres *nr, u32 mode, u32 umask)
 		nr->ino = n;
 		return n ? 0 : -ENOMEM;
 	}
-	name = kmalloc(nr->len);
-	n = inode_new((dir ? VS_IFDIR : VS_IFREG) | (mode & 07777 & ~umask),
-		      dir ? VN_DIR : VN_REG);
-	if (!name || !n) {
-		kfree(name);
-		kfree(n);
+	n = inode_new_named((dir ? VS_IFDIR : VS_IFREG) |
+			    (mode & 07777 & ~umask), dir ? VN_DIR : VN_REG,
+			    nr->name, nr->len);
+	if (!n)
 		return -ENOMEM;
-	}
-	memcpy(name, nr->name, nr->len);
-	n->name_owned = 1;
 	n->mtime_tsc = vfs_clock();
-	dir_attach(nr->dir, n, name, nr->len, name_hash(name, nr->len));
+	dir_attach(nr->dir, n, n->name, nr->len, name_hash(n->name, nr->len));
 	nr->ino = n;
 	return 0;
 }
@@ -584,7 +593,6 @@ int vfs_rename(struct nameres *from, struct nameres *to)
 int vfs_link(struct nameres *from, struct nameres *to)
 {
 	struct inode *n = from->ino, *e;
-	char *name;
 
 	if (!n)
 		return -ENOENT;
@@ -600,19 +608,13 @@ int vfs_link(struct nameres *from, struct nameres *to)
 		return n->hh && to->dir->hh ? -EPERM : -EXDEV;
 	if (n->nlink == 0)
 		return -ENOENT;
-	name = kmalloc(to->len);
-	e = inode_new(n->mode, VN_LINK);
-	if (!name || !e) {
-		kfree(name);
-		kfree(e);
+	e = inode_new_named(n->mode, VN_LINK, to->name, to->len);
+	if (!e)
 		return -ENOMEM;
-	}
-	memcpy(name, to->name, to->len);
-	e->name_owned = 1;
 	e->ino = n->ino;
 	e->target = n;
 	n->nlink++;
-	dir_attach(to->dir, e, name, to->len, name_hash(name, to->len));
+	dir_attach(to->dir, e, e->name, to->len, name_hash(e->name, to->len));
 	to->ino = n;
 	to->ent = e;
 	return 0;
