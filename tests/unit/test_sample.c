@@ -285,6 +285,27 @@ static void test_exit_held_kick(void **state)
 	assert_int_equal(f->ngot, 0);
 }
 
+/* task-clock (wall time) reads no steal, but learns a kick's way out as
+ * cycles does: the least lateness of a kick, at the kick's own exit. */
+static void test_exit_wall_learns_kick(void **state)
+{
+	struct fixture *f = *state;
+	struct vcpu_sample *s = &f->v.sample;
+	const uint64_t period = 1000000000000ull;
+	uint64_t now = __rdtsc();
+
+	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
+					       .period = period, .wall = true };
+	f->v.run->exit_reason = KVM_EXIT_INTR;
+	s->budget.period = period;
+	s->run_tsc = now - 1000000;
+	s->deadline_tsc = now - 10000;
+	vcpu_sample_after_run(&f->v);
+	assert_in_range(s->kick_ticks, 10000, 100000);
+	assert_int_equal(s->kick_late, 0);
+	assert_int_equal(s->stolen, 0);
+}
+
 /* The thread's schedstat, as the kernel prints it, with delay_ns waited. */
 static void fake_schedstat(struct vcpu_sample *s, uint64_t delay_ns)
 {
@@ -387,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup(test_exit_chain_unreadable, setup),
 		cmocka_unit_test_setup(test_exit_clipped_at_deadline, setup),
 		cmocka_unit_test_setup(test_exit_held_kick, setup),
+		cmocka_unit_test_setup(test_exit_wall_learns_kick, setup),
 		cmocka_unit_test_setup(test_exit_kick_late_by_steal, setup),
 		cmocka_unit_test_setup(test_exit_steal_before_sample, setup),
 	};

@@ -6,13 +6,12 @@
  * cycles` (tsc source, offset policy) of the same program, or with
  * `--source step` against exact counts (`-e instructions:u`, counted by
  * the code cache), in pairs whose order alternates (ABBA) so that drift
- * on a shared host cancels.  It
- * prints the median of the per-pair wall-time ratios with their spread,
- * and the VM exits of each side: counting a single-threaded program adds
- * a constant handful of exits (the configuration hypercall and the
- * per-thread report), not exits that grow with its run time, which is
- * the structural reason its overhead is near zero even when the wall
- * clock cannot resolve 1%.  The default PROGRAM is lbm at `train` size.
+ * on a shared host cancels.  It prints the median of the per-pair
+ * wall-time ratios with their spread, and the VM exits of each side:
+ * counting a single-threaded program adds a constant handful of exits
+ * (the configuration hypercall and the per-thread report), not exits
+ * that grow with its run time, which is the structural reason its
+ * overhead is near zero even when the wall clock cannot resolve 1%.  The default PROGRAM is lbm at `train` size.
  */
 #include <getopt.h>
 #include <stdio.h>

@@ -111,14 +111,19 @@ static void vcpu_sample_start(struct vcpu *v, uint64_t now)
 	s->budget.period = v->vm->sampling.period_tsc;
 	s->run_tsc = now;
 	s->rearm = true;
-	/* Waits before sampling began are not the program's: a baseline. */
-	s->delay_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	s->delay_open = s->delay_fd >= 0;
-	if (!s->delay_open)
-		fprintf(stderr, "vmm: cpu %d: no schedstat: %m (waits for a "
-			"host CPU count as the guest's time)\n", v->id);
-	else
+	/* task-clock counts the waits; for cycles, those before sampling
+	 * began are not the program's: a baseline, not steal. */
+	if (!v->vm->sampling.wall) {
+		s->delay_fd = open("/proc/thread-self/schedstat",
+				   O_RDONLY | O_CLOEXEC);
+		s->delay_open = s->delay_fd >= 0;
+		if (!s->delay_open)
+			fprintf(stderr, "vmm: cpu %d: no schedstat: %m (waits "
+				"for a host CPU count as the guest's time)\n",
+				v->id);
 		vcpu_sample_steal(v);
+		s->stolen = 0;
+	}
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGUSR1;
 	sev._sigev_un._tid = gettid();
@@ -297,10 +302,12 @@ void vcpu_sample_after_run(struct vcpu *v)
 		end = vcpu_sample_kick_end(s, v->run->exit_reason, now);
 	s->counted = end - s->run_tsc;
 	/* Where a period may end or a kick came, this run's steal first (a
-	 * read of schedstat: not at every exit). */
-	if (!cfg->wall && (now > s->deadline_tsc ||
-			   s->budget.acc + s->counted >= s->budget.period)) {
-		steal = vcpu_sample_steal(v);
+	 * read of schedstat: not at every exit; task-clock keeps it), and
+	 * the kick's way out learned with it. */
+	if (now > s->deadline_tsc ||
+	    s->budget.acc + s->counted >= s->budget.period) {
+		if (!cfg->wall)
+			steal = vcpu_sample_steal(v);
 		vcpu_sample_kick_learn(s, steal);
 	}
 	n = sample_budget_add(&s->budget, s->counted, steal);
