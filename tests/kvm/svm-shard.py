@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Deal test names (stdin, one a line) over N emulated machines, longest
-first to the least loaded one, by the durations in svm-durations.txt (a
-test not listed counts DEFAULT seconds): dealt round-robin, one machine
-of each build ran up to 300 s longer than the other.  Prints
-"MACHINE NAME" lines.
+"""Deal tests (stdin, one a line: a name, or a build directory and a
+name) over N emulated machines, longest first to the least loaded one, by
+the durations in svm-durations.txt (a test not listed counts DEFAULT
+seconds): dealt round-robin, one machine of each build ran up to 300 s
+longer than the other.  Prints "MACHINE LINE" lines.
 
     svm-shard.py N < names
     svm-shard.py --update build*/meson-logs/svm-*.json
@@ -54,13 +54,17 @@ def update(logs):
 
 def deal(n):
     durations = load()
-    names = [line.strip() for line in sys.stdin if line.strip()]
-    names.sort(key=lambda t: -durations.get(t, DEFAULT))
+    lines = [line.strip() for line in sys.stdin if line.strip()]
+
+    def secs(line):
+        return durations.get(line.split()[-1], DEFAULT)
+
+    lines.sort(key=lambda t: -secs(t))
     load_of = [0.0] * n
-    for name in names:
+    for line in lines:
         m = min(range(n), key=lambda i: load_of[i])
-        load_of[m] += durations.get(name, DEFAULT)
-        print(m, name)
+        load_of[m] += secs(line)
+        print(m, line)
 
 
 if __name__ == '__main__':
