@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: MIT
 """Deal tests (stdin, one a line: a name, or a build directory and a
 name) over N emulated machines, longest first to the least loaded one, by
-the durations in svm-durations.txt (a test not listed counts DEFAULT
-seconds): dealt round-robin, one machine of each build ran up to 300 s
-longer than the other.  Prints "MACHINE LINE" lines.
+the durations in svm-durations.txt: a build's own ("build-asan:NAME", the
+directory's last part), else the mean over builds ("NAME"), else DEFAULT
+seconds.  Dealt round-robin, one machine of each build ran up to 300 s
+longer than the other; by the mean alone, one of the two machines that
+run all three builds ran 300 s longer (ASan's runs are the slow ones).
+Prints "MACHINE LINE" lines.
 
     svm-shard.py N < names
     svm-shard.py --update build*/meson-logs/svm-*.json
-        rewrite svm-durations.txt from a run's logs (the mean over builds)
+        rewrite svm-durations.txt from a run's logs
 """
 import json
 import os
@@ -36,17 +39,21 @@ def load():
 def update(logs):
     runs = {}
     for path in logs:
+        build = os.path.basename(os.path.dirname(os.path.dirname(
+            os.path.abspath(path))))
         with open(path) as f:
             for line in f:
                 t = json.loads(line)
                 name = t['name'].split(' / ')[-1]
                 runs.setdefault(name, []).append(t['duration'])
+                runs.setdefault(f'{build}:{name}', []).append(t['duration'])
     rows = sorted(((sum(d) / len(d), n) for n, d in runs.items()),
                   reverse=True)
     with open(TABLE, 'w') as f:
-        f.write('# Seconds per test under QEMU\'s emulated SVM KVM (the mean '
-                'over builds),\n# from tests/kvm/svm-shard.py --update: '
-                'how svm-run.sh balances its machines.\n')
+        f.write('# Seconds per test under QEMU\'s emulated SVM KVM, by '
+                'build and the mean\n# over builds, from '
+                'tests/kvm/svm-shard.py --update: how svm-run.sh\n'
+                '# balances its machines.\n')
         for secs, name in rows:
             if secs >= LISTED:
                 f.write(f'{secs:.0f} {name}\n')
@@ -57,7 +64,13 @@ def deal(n):
     lines = [line.strip() for line in sys.stdin if line.strip()]
 
     def secs(line):
-        return durations.get(line.split()[-1], DEFAULT)
+        words = line.split()
+        name = words[-1]
+        if len(words) > 1:
+            own = f'{os.path.basename(words[0].rstrip("/"))}:{name}'
+            if own in durations:
+                return durations[own]
+        return durations.get(name, DEFAULT)
 
     lines.sort(key=lambda t: -secs(t))
     load_of = [0.0] * n
