@@ -54,7 +54,7 @@ static int stat_at(u64 a0, u64 upath, u64 flags, struct linux_stat *st)
 	}
 	if (procfs_path(buf))
 		return procfs_stat(buf, !(flags & AT_SYMLINK_NOFOLLOW), st);
-	err = lookup_buf(a0, buf, &nr);
+	err = lookup_buf(a0, buf, !(flags & AT_SYMLINK_NOFOLLOW), &nr);
 	if (!err)
 		vfs_stat(nr.ino, st);
 	return err;
@@ -165,7 +165,7 @@ SYSCALL(faccessat2)
 		return err;
 	if (procfs_path(buf))
 		return procfs_access(buf, a2);
-	err = lookup_buf(a0, buf, &nr);
+	err = lookup_buf(a0, buf, !(a3 & AT_SYMLINK_NOFOLLOW), &nr);
 	if (err)
 		return err;
 	/* We run as root: X_OK needs an execute bit (or a directory). */
@@ -193,7 +193,8 @@ SYSCALL(access)
  * permission bits; the utime calls set the one time an inode keeps, its
  * modification time (on a --dir file only the guest's view of it).
  */
-static int attr_target(u64 dirfd, u64 upath, bool empty_ok, struct inode **n)
+static int attr_target(u64 dirfd, u64 upath, bool empty_ok, bool follow,
+		       struct inode **n)
 {
 	char buf[VFS_PATH_MAX];
 	struct nameres nr;
@@ -207,7 +208,7 @@ static int attr_target(u64 dirfd, u64 upath, bool empty_ok, struct inode **n)
 		*n = f->ino;
 		return 0;
 	}
-	err = lookup_at(dirfd, upath, buf, &nr);
+	err = lookup_at(dirfd, upath, buf, follow, &nr);
 	if (!err)
 		*n = nr.ino;
 	return err;
@@ -225,7 +226,7 @@ SYSCALL(fchmodat)
 	int err;
 
 	(void)a3, (void)a4, (void)a5;
-	err = attr_target(a0, a1, false, &n);
+	err = attr_target(a0, a1, false, true, &n);
 	return err ? err : chmod_node(n, a2);
 }
 
@@ -247,14 +248,20 @@ SYSCALL(fchownat)
 {
 	struct inode *n;
 
-	(void)a2, (void)a3, (void)a4, (void)a5;
-	return attr_target(a0, a1, false, &n);
+	(void)a2, (void)a3, (void)a5;
+	return attr_target(a0, a1, false, !(a4 & AT_SYMLINK_NOFOLLOW), &n);
 }
 
 SYSCALL(chown)
 {
 	(void)a1, (void)a2, UNUSED3;
 	return sys_fchownat(AT_FDCWD, a0, 0, 0, 0, 0);
+}
+
+SYSCALL(lchown)
+{
+	(void)a1, (void)a2, UNUSED3;
+	return sys_fchownat(AT_FDCWD, a0, 0, 0, AT_SYMLINK_NOFOLLOW, 0);
 }
 
 SYSCALL(fchown)
@@ -304,7 +311,7 @@ SYSCALL(utimensat)
 		return -EFAULT;
 	if (!utime_nsec_ok(ts[1]) || !utime_nsec_ok(ts[3]))
 		return -EINVAL;
-	err = attr_target(a0, a1, true, &n);
+	err = attr_target(a0, a1, true, !(a3 & AT_SYMLINK_NOFOLLOW), &n);
 	return err ? err : mtime_set(n, ts + 2);
 }
 
@@ -325,7 +332,7 @@ SYSCALL(utimes)
 		ts[0] = tv[2];
 		ts[1] = tv[3] * 1000;
 	}
-	err = attr_target(AT_FDCWD, a0, false, &n);
+	err = attr_target(AT_FDCWD, a0, false, true, &n);
 	return err ? err : mtime_set(n, ts);
 }
 
@@ -344,6 +351,6 @@ SYSCALL(utime)
 		ts[0] = ub[1];
 		ts[1] = 0;
 	}
-	err = attr_target(AT_FDCWD, a0, false, &n);
+	err = attr_target(AT_FDCWD, a0, false, true, &n);
 	return err ? err : mtime_set(n, ts);
 }

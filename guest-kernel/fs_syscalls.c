@@ -141,7 +141,7 @@ int cwd_inode(const char *cwd, struct inode **out)
 }
 
 /* Walk path from dirfd (AT_FDCWD: the cwd); absolute paths ignore it. */
-int resolve_at(u64 dirfd, const char *path, struct nameres *nr)
+int resolve_at(u64 dirfd, const char *path, bool follow, struct nameres *nr)
 {
 	struct inode *base = vfs_root();
 	int err;
@@ -161,7 +161,7 @@ int resolve_at(u64 dirfd, const char *path, struct nameres *nr)
 			base = f->ino;
 		}
 	}
-	return vfs_resolve(base, path, nr);
+	return vfs_walk(base, path, follow, nr);
 }
 
 /* ---- opening and naming ---- */
@@ -186,7 +186,11 @@ SYSCALL(openat)
 		if (err)
 			return err;
 	} else {
-		err = resolve_at(a0, buf, &nr);
+		/* O_CREAT|O_EXCL takes the name itself, as O_NOFOLLOW does */
+		bool follow = !(a2 & VO_NOFOLLOW) &&
+			      (a2 & (VO_CREAT | VO_EXCL)) != (VO_CREAT | VO_EXCL);
+
+		err = resolve_at(a0, buf, follow, &nr);
 		if (!err)
 			err = vfs_open(&nr, a2, a3, t->umask, &f);
 		if (err)
@@ -250,7 +254,7 @@ SYSCALL(chdir)
 	int err;
 
 	(void)a1, (void)a2, UNUSED3;
-	err = lookup_at(AT_FDCWD, a0, buf, &nr);
+	err = lookup_at(AT_FDCWD, a0, buf, true, &nr);
 	return err ? err : set_cwd(nr.ino);
 }
 
@@ -271,7 +275,7 @@ SYSCALL(mkdirat)
 	UNUSED3;
 	err = get_path(a1, buf);
 	if (!err)
-		err = resolve_at(a0, buf, &nr);
+		err = resolve_at(a0, buf, false, &nr);
 	if (!err)
 		err = vfs_create(&nr, VS_IFDIR | (a2 & 07777),
 				 cur_fdt()->umask);
@@ -295,7 +299,7 @@ SYSCALL(unlinkat)
 		return -EINVAL;
 	err = get_path(a1, buf);
 	if (!err)
-		err = resolve_at(a0, buf, &nr);
+		err = resolve_at(a0, buf, false, &nr);
 	if (!err)
 		err = vfs_unlink(&nr, a2 & AT_REMOVEDIR);
 	return err;
@@ -328,9 +332,9 @@ SYSCALL(renameat2)
 	if (!err)
 		err = get_path(a3, to_buf);
 	if (!err)
-		err = resolve_at(a0, from_buf, &from);
+		err = resolve_at(a0, from_buf, false, &from);
 	if (!err)
-		err = resolve_at(a2, to_buf, &to);
+		err = resolve_at(a2, to_buf, false, &to);
 	if (err)
 		return err;
 	if (to.ino && (a4 & RENAME_NOREPLACE))
@@ -350,7 +354,8 @@ SYSCALL(rename)
 	return sys_renameat2(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
 }
 
-/* No symbolic links, except /proc/PID/exe (procfs_glue.c). */
+/* The tree's symbolic links, /proc/PID/exe (procfs_glue.c) and a host
+ * directory's links. */
 SYSCALL(readlinkat)
 {
 	char buf[VFS_PATH_MAX];
@@ -372,15 +377,20 @@ SYSCALL(readlinkat)
 		return put_user(a2, buf, len) ?: len;
 	}
 	/* In a host directory the host says what the last name is. */
-	err = resolve_at(a0, buf, &nr);
+	err = resolve_at(a0, buf, false, &nr);
 	if (!err && nr.dir->hh && nr.ino != nr.dir && !nr.slash) {
 		if (!user_range_ok(a2, (u32)a3))
 			return -EFAULT;
 		return hostfs_readlink(nr.dir->hh, nr.name, nr.len, a2,
 				       (u32)a3);
 	}
-	err = lookup_buf(a0, buf, &nr);
-	return err ? err : -EINVAL;
+	err = lookup_buf(a0, buf, false, &nr);
+	if (err)
+		return err;
+	if (nr.ino->kind != VN_SYMLINK)
+		return -EINVAL;
+	len = nr.ino->size < (u32)a3 ? (int)nr.ino->size : (int)(u32)a3;
+	return put_user(a2, nr.ino->data, len) ?: len;
 }
 
 SYSCALL(readlink)
@@ -408,7 +418,7 @@ SYSCALL(truncate)
 	(void)a2, UNUSED3;
 	if ((s64)a1 < 0)
 		return -EINVAL;
-	err = lookup_at(AT_FDCWD, a0, buf, &nr);
+	err = lookup_at(AT_FDCWD, a0, buf, true, &nr);
 	return err ? err : vfs_truncate(nr.ino, a1);
 }
 
@@ -436,25 +446,21 @@ SYSCALL(fsync)
 	return f->ino->hh ? hostfs_fsync(f->ino->hh) : 0;
 }
 
-/*
- * No symbolic links in the tree: EPERM, what Linux answers on a
- * filesystem without them (vfat), after the checks that come first there.
- */
+/* symlinkat(target, dirfd, linkpath): the target is kept as given,
+ * walked only when the link is. */
 SYSCALL(symlinkat)
 {
-	char buf[VFS_PATH_MAX];
+	char target[VFS_PATH_MAX], buf[VFS_PATH_MAX];
 	struct nameres nr;
 	int err;
 
 	(void)a3, (void)a4, (void)a5;
-	err = get_path(a0, buf);
+	err = get_path(a0, target);
 	if (!err)
 		err = get_path(a2, buf);
 	if (!err)
-		err = resolve_at(a1, buf, &nr);
-	if (!err && nr.ino)
-		err = -EEXIST;
-	return err ? err : -EPERM;
+		err = resolve_at(a1, buf, false, &nr);
+	return err ? err : vfs_symlink(&nr, target, strlen(target));
 }
 
 SYSCALL(symlink)
@@ -470,16 +476,16 @@ SYSCALL(linkat)
 	int err;
 
 	(void)a5;
-	/* There are no symbolic links to follow. */
 	if (a4 & ~(u64)AT_SYMLINK_FOLLOW)
 		return a4 & AT_EMPTY_PATH ? -ENOENT : -EINVAL;
 	err = get_path(a1, from_buf);
 	if (!err)
 		err = get_path(a3, to_buf);
+	/* Linux links a symbolic link itself unless AT_SYMLINK_FOLLOW */
 	if (!err)
-		err = resolve_at(a0, from_buf, &from);
+		err = resolve_at(a0, from_buf, a4 & AT_SYMLINK_FOLLOW, &from);
 	if (!err)
-		err = resolve_at(a2, to_buf, &to);
+		err = resolve_at(a2, to_buf, false, &to);
 	return err ? err : vfs_link(&from, &to);
 }
 

@@ -54,13 +54,15 @@ static inline int get_path(u64 upath, char *buf)
 
 /* fs_syscalls.c: the cwd's node, and a path walked from dirfd. */
 int cwd_inode(const char *cwd, struct inode **out);
-/* Walk path from dirfd (AT_FDCWD: the cwd); absolute paths ignore it. */
-int resolve_at(u64 dirfd, const char *path, struct nameres *nr);
+/* Walk path from dirfd (AT_FDCWD: the cwd); absolute paths ignore it.
+ * follow: a symbolic link as the last name is followed (vfs_walk). */
+int resolve_at(u64 dirfd, const char *path, bool follow, struct nameres *nr);
 
 /* resolve_at for a node that must exist. */
-static inline int lookup_buf(u64 dirfd, const char *buf, struct nameres *nr)
+static inline int lookup_buf(u64 dirfd, const char *buf, bool follow,
+			     struct nameres *nr)
 {
-	int err = resolve_at(dirfd, buf, nr);
+	int err = resolve_at(dirfd, buf, follow, nr);
 
 	if (err)
 		return err;
@@ -71,12 +73,12 @@ static inline int lookup_buf(u64 dirfd, const char *buf, struct nameres *nr)
 	return 0;
 }
 
-static inline int lookup_at(u64 dirfd, u64 upath, char *buf,
+static inline int lookup_at(u64 dirfd, u64 upath, char *buf, bool follow,
 			    struct nameres *nr)
 {
 	int err = get_path(upath, buf);
 
-	return err ? err : lookup_buf(dirfd, buf, nr);
+	return err ? err : lookup_buf(dirfd, buf, follow, nr);
 }
 
 static inline s64 put_user(u64 uva, const void *v, u64 n)

@@ -363,25 +363,60 @@ int vfs_mount_host(const char *path, const struct hostfs_attr *a)
 	return 0;
 }
 
-int vfs_resolve(struct inode *base, const char *path, struct nameres *nr)
+/* A walk's start, or a symbolic link's: "/" or ".", neither . nor .. */
+static void walk_from(struct nameres *nr, struct inode *from, bool abs)
 {
+	nr->ino = nr->ent = from;
+	nr->dir = from->parent;
+	nr->name = abs ? "/" : ".";
+	nr->len = 1;
+}
+
+/* Whether a name ending at p is a walk's last: nothing but slashes after
+ * it, there and in the rests of the links being walked. */
+static bool walk_last(const char *p, const char *const *rest, int depth)
+{
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p)
+			return false;
+		if (!depth)
+			return true;
+		p = rest[--depth];
+	}
+}
+
+/*
+ * A symbolic link is walked in place: its target is a NUL-terminated
+ * string in its data, walked from the link's directory (or the root),
+ * and what followed the link in the path waits on a stack until the
+ * target is done.  No buffer is rewritten, and a last name may point
+ * into a link's target: the caller keeps nothing past its system call.
+ */
+int vfs_walk(struct inode *base, const char *path, bool follow,
+	     struct nameres *nr)
+{
+	const char *rest[VFS_LINKS_MAX];
 	const char *p = path;
+	int depth = 0, links = 0;
 
 	if (!*p)
 		return -ENOENT;
-	nr->ino = *p == '/' ? root : base;
-	nr->dir = nr->ino->parent;
-	nr->name = *p == '/' ? "/" : ".";	/* "/" is neither . nor .. */
-	nr->len = 1;
+	walk_from(nr, *p == '/' ? root : base, *p == '/');
 	for (;;) {
-		struct inode *cur = nr->ino;
+		struct inode *cur = nr->ino, *n;
 		const char *s;
 		u32 h = FNV_INIT;
 
 		while (*p == '/')
 			p++;
-		if (!*p)
-			break;
+		if (!*p) {
+			if (!depth)
+				break;
+			p = rest[--depth];
+			continue;
+		}
 		if (!cur)
 			return -ENOENT;
 		if (cur->kind != VN_DIR)
@@ -396,35 +431,48 @@ int vfs_resolve(struct inode *base, const char *path, struct nameres *nr)
 		if (s[0] == '.' && nr->len == 1)
 			continue;
 		if (s[0] == '.' && s[1] == '.' && nr->len == 2)
-			nr->ino = cur->parent;
+			n = cur->parent;
 		else
-			nr->ino = dir_lookup(cur, s, nr->len, h);
-		if (!nr->ino && cur->hh) {
+			n = dir_lookup(cur, s, nr->len, h);
+		if (!n && cur->hh) {
 			struct hostfs_attr a;
 			int err = hostfs_lookup(cur->hh, s, nr->len, &a);
 
 			if (err && err != -ENOENT)
 				return err;
-			if (!err && !(nr->ino = vfs_host_node(cur, s, nr->len,
-							      h, &a)))
+			if (!err && !(n = vfs_host_node(cur, s, nr->len, h, &a)))
 				return -ENOMEM;
 		}
-		if (!nr->ino && nr->dir->parent == root && nr->dir->nlen == 3 &&
-		    !memcmp(nr->dir->name, "dev", 3)) {
+		if (!n && cur->parent == root && cur->nlen == 3 &&
+		    !memcmp(cur->name, "dev", 3)) {
 			char nm[8];
 
 			if (nr->len < sizeof(nm)) {
 				memcpy(nm, s, nr->len);
 				nm[nr->len] = 0;
-				nr->ino = vfs_dev_lookup(nm);
+				n = vfs_dev_lookup(nm);
 			}
 		}
+		/* A hard link names its file: the entry is kept for unlink
+		 * and rename. */
+		nr->ent = n;
+		if (n && n->kind == VN_LINK)
+			n = n->target;
+		nr->ino = n;
+		if (!n || n->kind != VN_SYMLINK)
+			continue;
+		/* A trailing slash follows a last link too (it must be a
+		 * directory). */
+		if (!follow && *p != '/' && walk_last(p, rest, depth))
+			continue;
+		if (++links > VFS_LINKS_MAX)
+			return -ELOOP;
+		rest[depth++] = p;
+		p = (const char *)n->data;
+		walk_from(nr, *p == '/' ? root : cur, *p == '/');
 	}
+	/* depth 0: p is at the end of path itself */
 	nr->slash = p > path && p[-1] == '/';
-	/* A link is only ever the last name: it names no directory. */
-	nr->ent = nr->ino;
-	if (nr->ino && nr->ino->kind == VN_LINK)
-		nr->ino = nr->ino->target;
 	return 0;
 }
 
@@ -465,7 +513,8 @@ int vfs_create(struct nameres *nr, u32 mode, u32 umask)
 
 static bool is_dev(struct inode *n)
 {
-	return n->kind != VN_REG && n->kind != VN_DIR;
+	return n->kind != VN_REG && n->kind != VN_DIR &&
+	       n->kind != VN_SYMLINK;
 }
 
 /* Entry e (a node's first name, or a link) leaves its directory; the node
@@ -617,6 +666,42 @@ int vfs_link(struct nameres *from, struct nameres *to)
 	dir_attach(to->dir, e, e->name, to->len, name_hash(e->name, to->len));
 	to->ino = n;
 	to->ent = e;
+	return 0;
+}
+
+/*
+ * A symbolic link named nr (walked without following) to target (len
+ * bytes, kept NUL-terminated in its data).  Linux's answers: an empty
+ * target ENOENT, a name taken EEXIST.  In a --dir share EPERM: a link
+ * the guest left there would lead the host's programs out of the share.
+ */
+int vfs_symlink(struct nameres *nr, const char *target, u32 len)
+{
+	struct inode *n;
+
+	if (!len)
+		return -ENOENT;
+	if (nr->ino)
+		return -EEXIST;
+	if (nr->slash || nr->dir->nlink == 0)
+		return -ENOENT;
+	if (nr->dir->hh)
+		return -EPERM;
+	n = inode_new_named(VS_IFLNK | 0777, VN_SYMLINK, nr->name, nr->len);
+	if (!n)
+		return -ENOMEM;
+	n->data = vfs_data_alloc(len + 1, &n->cap);
+	if (!n->data) {
+		inode_free(n);
+		return -ENOMEM;
+	}
+	n->data_owned = 1;
+	memcpy(n->data, target, len);
+	n->data[len] = 0;
+	n->size = len;
+	n->mtime_tsc = vfs_clock();
+	dir_attach(nr->dir, n, n->name, nr->len, name_hash(n->name, nr->len));
+	nr->ino = nr->ent = n;
 	return 0;
 }
 

@@ -77,6 +77,9 @@ s64 random_to_user(void *ubuf, u64 n);
 #ifndef ENOSPC
 #define ENOSPC 28
 #endif
+#ifndef ELOOP
+#define ELOOP 40
+#endif
 
 /* open(2) flags, x86-64 values. */
 #define VO_ACCMODE	03
@@ -101,6 +104,7 @@ s64 random_to_user(void *ubuf, u64 n);
 #define VS_IFCHR	0020000
 #define VS_IFDIR	0040000
 #define VS_IFREG	0100000
+#define VS_IFLNK	0120000
 
 #define VFS_NAME_MAX	255
 #define VFS_PATH_MAX	1024		/* kernel stack buffers; Linux: 4096 */
@@ -109,12 +113,14 @@ s64 random_to_user(void *ubuf, u64 n);
 #define VFS_PIPE_SIZE	65536ull
 #define VFS_PIPE_PAGES	(VFS_PIPE_SIZE / 4096)
 #define VFS_PIPE_BUF	4096ull		/* writes up to this are atomic */
+#define VFS_LINKS_MAX	40		/* symlinks in one walk: Linux's */
 
 enum vnode_kind {
 	VN_REG, VN_DIR, VN_CONSOLE, VN_NULL, VN_ZERO, VN_PIPE,
 	VN_PERF,			/* perf_event_open: perf_event.c */
 	VN_RANDOM,			/* /dev/urandom, /dev/random: random.c */
 	VN_LINK,			/* a file's second name (link(2)) */
+	VN_SYMLINK,			/* data: the target path, size bytes */
 };
 
 /*
@@ -226,8 +232,17 @@ int vfs_seed(const u8 *cpio, u64 size);
 struct inode *vfs_root(void);
 struct inode *vfs_console(int hfd);
 struct inode *vfs_dev_lookup(const char *name);
-int vfs_resolve(struct inode *base, const char *path, struct nameres *nr);
+/* follow: a symbolic link as the last name is followed, else it is the
+ * result (lstat, unlink, O_NOFOLLOW); a link before it always is. */
+int vfs_walk(struct inode *base, const char *path, bool follow,
+	     struct nameres *nr);
+static inline int vfs_resolve(struct inode *base, const char *path,
+			      struct nameres *nr)
+{
+	return vfs_walk(base, path, true, nr);
+}
 int vfs_create(struct nameres *nr, u32 mode, u32 umask);
+int vfs_symlink(struct nameres *nr, const char *target, u32 len);
 int vfs_unlink(struct nameres *nr, bool dir);
 int vfs_rename(struct nameres *from, struct nameres *to);
 int vfs_link(struct nameres *from, struct nameres *to);
@@ -426,7 +441,8 @@ VFS_SYSCALL(link);		/* 86 */
 VFS_SYSCALL(symlink);		/* 88 */
 VFS_SYSCALL(chmod);		/* 90 */
 VFS_SYSCALL(fchmod);		/* 91 */
-VFS_SYSCALL(chown);		/* 92, also lchown 94 */
+VFS_SYSCALL(chown);		/* 92 */
+VFS_SYSCALL(lchown);		/* 94 */
 VFS_SYSCALL(fchown);		/* 93 */
 VFS_SYSCALL(utime);		/* 132 */
 VFS_SYSCALL(utimes);		/* 235 */

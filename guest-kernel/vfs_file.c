@@ -244,6 +244,7 @@ static u8 dtype(struct inode *n)
 	case VN_DIR: return 4;
 	case VN_REG: return 8;
 	case VN_PIPE: return 1;
+	case VN_SYMLINK: return 10;
 	default: return 2;
 	}
 }
@@ -358,6 +359,9 @@ int vfs_open(struct nameres *nr, u32 flags, u32 mode, u32 umask,
 	} else {
 		if ((flags & (VO_CREAT | VO_EXCL)) == (VO_CREAT | VO_EXCL))
 			return -EEXIST;
+		/* Not followed (O_NOFOLLOW): only O_PATH opens the link. */
+		if (n->kind == VN_SYMLINK && !(flags & VO_PATH))
+			return -ELOOP;
 		if (n->kind == VN_DIR) {
 			if (acc != VO_RDONLY || (flags & VO_CREAT))
 				return -EISDIR;

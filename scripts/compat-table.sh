@@ -124,8 +124,8 @@ for name in sorted(set(list(native) + list(std))):
 w('')
 w('Busybox applets run by `tests/corpus/busybox-applets.sh` (output equal to')
 w('native, as one test): ' + ', '.join('`%s`' % a for a in applets) + '.')
-w('Not in it: `ln -s` and `ln` (the guest has no links: EPERM), applets that')
-w('need a terminal, a network, devices, users or real time.\n')
+w('Not in it: applets that need a terminal, a network, devices, users or')
+w('real time.\n')
 
 # System calls.
 cc = os.environ.get('CC', 'cc')

@@ -51,6 +51,15 @@ t touch empty
 t sh -c 'realpath d/e/../e/moved.txt | sed "s|^$PWD/||"'
 t rm -r d
 t ls
+# Links, hard and symbolic, and a symbolic one through tar.
+t ln -s f.txt soft
+t ln a.txt hard
+t readlink soft
+t cat soft
+t stat -c '%h %F %N' hard soft
+t find . -type l
+t sh -c 'mkdir x && tar cf l.tar soft f.txt && tar xf l.tar -C x && readlink x/soft && cat x/soft'
+t rm -r soft hard l.tar x
 # Archives and compressors.
 t tar cf x.tar a.txt f.txt
 t tar tf x.tar

@@ -2,10 +2,11 @@
 /*
  * Hard links as programs use them: link() and linkat(), st_nlink and
  * st_ino, writes by one name read by the other, either name unlinked
- * first, rename onto a link, readdir; and a named semaphore (sem_open()
+ * first, rename onto a link, readdir; a named semaphore (sem_open()
  * makes its file under a temporary name and links it to its own, in
- * musl as in glibc) shared by a parent and its child.  The KVM tests
- * run it natively and in the guest: the output must be the same.
+ * musl as in glibc) shared by a parent and its child; and symbolic links
+ * as ln -s, tar and Python's venv make and use them.  The KVM tests run
+ * it natively and in the guest: the output must be the same.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +33,8 @@ static const char *err_name(int e)
 	case ENOENT: return "ENOENT";
 	case ENOTDIR: return "ENOTDIR";
 	case EINVAL: return "EINVAL";
+	case ELOOP: return "ELOOP";
+	case EISDIR: return "EISDIR";
 	default: return strerror(e);
 	}
 }
@@ -123,6 +126,107 @@ static void links(void)
 	       "ENOENT" : "still there");
 }
 
+static const char *errno_of(int ret)
+{
+	return err_name(ret < 0 ? errno : 0);
+}
+
+/* What a symbolic link reads (readlink), or the error. */
+static const char *link_text(const char *path)
+{
+	static char buf[64];
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return err_name(errno);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The d_type readdir gives name in ".", or -1. */
+static int dtype_of(const char *name)
+{
+	DIR *d = opendir(".");
+	struct dirent *e;
+	int t = -1;
+
+	while (d && (e = readdir(d)))
+		if (!strcmp(e->d_name, name))
+			t = e->d_type;
+	if (d)
+		closedir(d);
+	return t;
+}
+
+static int open_close(const char *path, int flags)
+{
+	int fd = open(path, flags, 0644);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+
+static void symlinks(void)
+{
+	char cwd[256], *real;
+	struct stat st = { 0 };
+
+	write_file("t", "target", O_TRUNC);
+	CHECK(!mkdir("d", 0755), "mkdir");
+	CHECK(!symlink("t", "s") && !symlink("../t", "d/up") &&
+	      !symlink("d", "sd"), "symlink");
+	/* One static buffer each call: one call per printf. */
+	printf("symlink: readlink s: %s\n", link_text("s"));
+	printf("symlink: readlink d/up: %s\n", link_text("d/up"));
+	printf("read through s: %s\n", read_file("s"));
+	printf("read through sd/up: %s\n", read_file("sd/up"));
+	CHECK(!lstat("s", &st), "lstat");
+	printf("lstat: link %s, size %d, mode %o; readdir type %d\n",
+	       S_ISLNK(st.st_mode) ? "yes" : "no", (int)st.st_size,
+	       (unsigned)(st.st_mode & 0777), dtype_of("s"));
+	printf("stat: a regular file %s\n",
+	       !stat("s", &st) && S_ISREG(st.st_mode) ? "yes" : "no");
+	printf("through a directory's link and up: %s; lstat with a "
+	       "trailing slash: a directory %s\n", read_file("sd/../t"),
+	       !lstat("sd/", &st) && S_ISDIR(st.st_mode) ? "yes" : "no");
+	CHECK(!chdir("sd") && getcwd(cwd, sizeof(cwd)), "chdir through");
+	printf("chdir through a link: cwd ends in %s\n", strrchr(cwd, '/'));
+	CHECK(!chdir(".."), "chdir back");
+	real = realpath("sd/up", NULL);
+	printf("realpath: ends in %s\n", real ? strrchr(real, '/') : "?");
+	free(real);
+	CHECK(!symlink("self", "self") && !symlink("made", "dangle"),
+	      "symlink loop, dangling");
+	printf("errors: existing %s", errno_of(symlink("x", "s")));
+	printf(", empty target %s", errno_of(symlink("", "e")));
+	printf(", readlink of a file %s", link_text("t"));
+	printf(", O_NOFOLLOW %s",
+	       errno_of(open_close("s", O_RDONLY | O_NOFOLLOW)));
+	printf(", a loop %s", errno_of(open_close("self", O_RDONLY)));
+	printf(", mkdir over a link %s", errno_of(mkdir("s", 0755)));
+	printf(", dangling %s", errno_of(stat("dangle", &st)));
+	printf(", O_EXCL on a link %s",
+	       errno_of(open_close("dangle", O_WRONLY | O_CREAT | O_EXCL)));
+	printf(", rmdir of a link %s\n", errno_of(rmdir("sd")));
+	CHECK(!open_close("dangle", O_WRONLY | O_CREAT), "create through");
+	printf("O_CREAT through a dangling link made its target: %s\n",
+	       access("made", F_OK) ? "no" : "yes");
+	CHECK(!rename("s", "s2"), "rename link");
+	printf("renamed: the link moved (%s)", link_text("s2"));
+	printf(", its target stayed (%s)\n", read_file("t"));
+	CHECK(!link("s2", "s3"), "hard link to a link");
+	printf("a hard link to a link: lstat a link %s, nlink %d\n",
+	       !lstat("s3", &st) && S_ISLNK(st.st_mode) ? "yes" : "no",
+	       (int)st.st_nlink);
+	CHECK(!lchown("s3", 0, 0), "lchown");
+	CHECK(!unlink("s2") && !unlink("s3") && !unlink("d/up") &&
+	      !unlink("sd") && !unlink("self") && !unlink("dangle") &&
+	      !unlink("made") && !rmdir("d"), "unlink links");
+	printf("links unlinked, target still there: %s\n", read_file("t"));
+	CHECK(!unlink("t"), "unlink t");
+}
+
 /* The child posts 100 times; the parent takes them all. */
 static void named_semaphore(void)
 {
@@ -161,6 +265,7 @@ int main(void)
 		return 1;
 	}
 	links();
+	symlinks();
 	named_semaphore();
 	CHECK(!chdir("/") && !rmdir(dir), "rmdir");
 	printf("links: %s\n", fails ? "FAILED" : "ok");

@@ -129,6 +129,19 @@ if __name__ == "__main__":
         f.write("%d %d\n" % (len(r), sum(r)))
     print(sum(r))'
 	;;
+python3-venv)
+	# venv's symbolic links (bin/python3 -> /usr/bin/python3, python ->
+	# python3), made in the guest's own /tmp, then its python run
+	# through them: it finds pyvenv.cfg by the path it was started by.
+	compare python3-venv - /bin/sh -c '
+d=$(mktemp -d) || exit 1
+/usr/bin/python3 -m venv --without-pip "$d/v" || exit 2
+cd "$d/v/bin" && ls && readlink python3 python && test -L python || exit 3
+./python -c "import sys, os; print(sys.prefix != sys.base_prefix, os.path.basename(sys.prefix), os.path.islink(sys.executable), sys.base_prefix)"
+s=$?
+cd / && rm -rf "$d"
+exit $s'
+	;;
 perl)
 	compare perl - /usr/bin/perl -e '
 		open(my $f, "<", "../input.txt") or die;

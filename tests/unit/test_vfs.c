@@ -590,15 +590,17 @@ static void test_getdents(void **state)
 	file_put(f);
 }
 
-/* vfs_link(), vfs_unlink() and vfs_rename() by paths from the root. */
+/* vfs_link(), vfs_unlink() and vfs_rename() by paths from the root; a
+ * symbolic link as the last name is not followed, as the kernel's
+ * linkat (without AT_SYMLINK_FOLLOW), unlinkat and renameat walk. */
 static int path_pair(int (*op)(struct nameres *, struct nameres *),
 		     const char *from, const char *to)
 {
 	struct nameres a, b;
-	int err = vfs_resolve(vfs_root(), from, &a);
+	int err = vfs_walk(vfs_root(), from, false, &a);
 
 	if (!err)
-		err = vfs_resolve(vfs_root(), to, &b);
+		err = vfs_walk(vfs_root(), to, false, &b);
 	return err ? err : op(&a, &b);
 }
 
@@ -610,7 +612,7 @@ static int path_link(const char *from, const char *to)
 static int path_unlink(const char *path)
 {
 	struct nameres nr;
-	int err = vfs_resolve(vfs_root(), path, &nr);
+	int err = vfs_walk(vfs_root(), path, false, &nr);
 
 	return err ? err : vfs_unlink(&nr, false);
 }
@@ -719,6 +721,140 @@ static void test_hard_links(void **state)
 	assert_int_equal(path_link("/bin/prog", "/etc/prog2"), 0);
 	assert_int_equal(path_unlink("/etc/prog2"), 0);
 	assert_int_equal(nlink_of("/bin/prog"), 1);
+	assert_int_equal(live_allocs, allocs);
+	assert_int_equal(data_allocs, datas);
+}
+
+static int path_symlink(const char *target, const char *path)
+{
+	struct nameres nr;
+	int err = vfs_walk(vfs_root(), path, false, &nr);
+
+	return err ? err : vfs_symlink(&nr, target, strlen(target));
+}
+
+/* The node a path names without following a last link (lstat's). */
+static struct inode *lookup_nofollow(const char *path)
+{
+	struct nameres nr;
+
+	if (vfs_walk(vfs_root(), path, false, &nr))
+		return NULL;
+	return nr.ino;
+}
+
+/*
+ * Symbolic links as ln -s, tar and Python's venv make them: followed
+ * wherever they stand in a path (relative to their own directory, or
+ * from the root), the last one only when the caller follows; loops end
+ * in ELOOP after 40; unlink and rename take the link itself.
+ */
+static void test_symlinks(void **state)
+{
+	long allocs = live_allocs, datas = data_allocs;
+	struct inode *motd = lookup("/etc/motd"), *l;
+	struct linux_stat st;
+	struct nameres nr;
+	struct ent e[16];
+	struct file *f;
+	char buf[16], name[8];
+	int err, n, found = 0;
+
+	(void)state;
+	assert_int_equal(path_symlink("../etc/motd", "/bin/rel"), 0);
+	assert_int_equal(path_symlink("/etc", "/abs"), 0);
+	assert_int_equal(path_symlink("a/b", "/ab"), 0);
+	/* followed as the last name and on the way */
+	assert_ptr_equal(lookup("/bin/rel"), motd);
+	assert_ptr_equal(lookup("/abs/motd"), motd);
+	assert_ptr_equal(lookup("/ab/c/deep"), lookup("/a/b/c/deep"));
+	assert_ptr_equal(lookup("/abs/../bin/rel"), motd);
+	f = open_path("/bin/rel", VO_RDONLY, &err);
+	assert_non_null(f);
+	assert_ptr_equal(f->ino, motd);
+	assert_int_equal(rd(f, buf, sizeof(buf)), motd->size);
+	assert_memory_equal(buf, motd->data, motd->size);
+	file_put(f);
+	/* not followed: the link, as lstat sees it */
+	l = lookup_nofollow("/bin/rel");
+	assert_non_null(l);
+	assert_int_equal(l->kind, VN_SYMLINK);
+	vfs_stat(l, &st);
+	assert_int_equal(st.mode, VS_IFLNK | 0777);
+	assert_int_equal(st.size, 11);
+	assert_string_equal((const char *)l->data, "../etc/motd");
+	/* a trailing slash follows even a last link */
+	assert_int_equal(vfs_walk(vfs_root(), "/abs/", false, &nr), 0);
+	assert_ptr_equal(nr.ino, lookup("/etc"));
+	/* only O_PATH opens a link itself */
+	assert_int_equal(vfs_walk(vfs_root(), "/bin/rel", false, &nr), 0);
+	assert_int_equal(vfs_open(&nr, VO_RDONLY, 0, 0, &f), -ELOOP);
+	assert_int_equal(vfs_open(&nr, VO_PATH, 0, 0, &f), 0);
+	file_put(f);
+	/* a dangling link: ENOENT, and O_CREAT makes its target */
+	assert_int_equal(path_symlink("/etc/made", "/dangle"), 0);
+	assert_null(lookup("/dangle"));
+	f = open_path("/dangle", VO_WRONLY | VO_CREAT, &err);
+	assert_non_null(f);
+	file_put(f);
+	assert_non_null(lookup("/etc/made"));
+	assert_ptr_equal(lookup("/dangle"), lookup("/etc/made"));
+	assert_int_equal(path_unlink("/etc/made"), 0);
+	/* Linux's errors */
+	assert_int_equal(path_symlink("x", "/abs"), -EEXIST);
+	assert_int_equal(path_symlink("", "/empty-target"), -ENOENT);
+	assert_int_equal(path_symlink("x", "/nodir/l"), -ENOENT);
+	assert_int_equal(path_symlink("x", "/newl/"), -ENOENT);
+	assert_int_equal(vfs_resolve(vfs_root(), "/bin/rel/x", &nr), -ENOTDIR);
+	/* loops: a link to itself, and a chain longer than 40 */
+	assert_int_equal(path_symlink("self", "/self"), 0);
+	assert_int_equal(vfs_resolve(vfs_root(), "/self", &nr), -ELOOP);
+	assert_int_equal(vfs_walk(vfs_root(), "/self", false, &nr), 0);
+	assert_int_equal(vfs_resolve(vfs_root(), "/self/x", &nr), -ELOOP);
+	assert_int_equal(vfs_walk(vfs_root(), "/self/x", false, &nr), -ELOOP);
+	for (int i = 0; i < 42; i++) {
+		char target[8];
+
+		snprintf(name, sizeof(name), "/c%d", i);
+		snprintf(target, sizeof(target), "c%d", i + 1);
+		assert_int_equal(path_symlink(i == 41 ? "etc" : target, name), 0);
+	}
+	assert_int_equal(vfs_resolve(vfs_root(), "/c0", &nr), -ELOOP);
+	assert_ptr_equal(lookup("/c2"), lookup("/etc"));	/* 39 links */
+	/* listed as links */
+	f = open_path("/bin", VO_RDONLY | VO_DIRECTORY, &err);
+	assert_non_null(f);
+	n = list_dir(f, 8192, e, 16);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(e[i].name, "rel")) {
+			found++;
+			assert_int_equal(e[i].type, 10);
+			assert_int_equal(e[i].ino, l->ino);
+		}
+	assert_int_equal(found, 1);
+	file_put(f);
+	/* rename and unlink take the link, not its target */
+	assert_int_equal(path_rename("/bin/rel", "/a/b/rel2"), 0);
+	assert_null(lookup_nofollow("/bin/rel"));
+	assert_ptr_equal(lookup_nofollow("/a/b/rel2"), l);
+	assert_null(lookup("/a/b/rel2"));	/* now /a/etc/motd */
+	assert_int_equal(path_rename("/a/b/rel2", "/bin/rel"), 0);
+	assert_ptr_equal(lookup("/bin/rel"), motd);
+	/* a hard link to a link is a link */
+	assert_int_equal(path_link("/bin/rel", "/bin/rel-hard"), 0);
+	assert_ptr_equal(lookup("/bin/rel-hard"), motd);
+	assert_ptr_equal(lookup_nofollow("/bin/rel-hard"), l);
+	assert_int_equal(path_unlink("/bin/rel-hard"), 0);
+	assert_int_equal(path_unlink("/bin/rel"), 0);
+	assert_ptr_equal(lookup("/etc/motd"), motd);
+	for (int i = 0; i < 42; i++) {
+		snprintf(name, sizeof(name), "/c%d", i);
+		assert_int_equal(path_unlink(name), 0);
+	}
+	assert_int_equal(path_unlink("/self"), 0);
+	assert_int_equal(path_unlink("/dangle"), 0);
+	assert_int_equal(path_unlink("/ab"), 0);
+	assert_int_equal(path_unlink("/abs"), 0);
 	assert_int_equal(live_allocs, allocs);
 	assert_int_equal(data_allocs, datas);
 }
@@ -980,6 +1116,7 @@ int main(void)
 		cmocka_unit_test(test_getdents),
 		cmocka_unit_test(test_rename_and_path),
 		cmocka_unit_test(test_hard_links),
+		cmocka_unit_test(test_symlinks),
 		cmocka_unit_test(test_fdtable),
 		cmocka_unit_test(test_exec_and_exe),
 		cmocka_unit_test(test_pipe),
