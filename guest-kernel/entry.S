@@ -279,19 +279,31 @@ syscall_fast:
 	mov	%r11, TF_RFLAGS(%rsp)
 	/* bkl_lock(), without its shootdown bookkeeping (syscall_slow). */
 71:	lock btsl	$0, bkl(%rip)
-	jc	73f
+	jc	syscall_bkl_wait
 	mov	%r10, %rcx
 	call	*%rax
 	mov	%rax, TF_RAX(%rsp)
 	jmp	user_return
 	/* Named, so that `vmm stat --breakdown` tells waiting for the BKL
-	 * from the rest of the entry path. */
+	 * from the rest of the entry path.  As spin_lock() (sync.h): after
+	 * SPIN_YIELD pauses the host CPU goes to whoever holds it; rcx and
+	 * r11 are saved in the frame already, and keep rax and rdx. */
 	.globl	syscall_bkl_wait
 syscall_bkl_wait:
+	mov	$SPIN_YIELD, %ecx
 73:	pause
 	cmpl	$0, bkl(%rip)
 	je	71b
-	jmp	73b
+	dec	%ecx
+	jnz	73b
+	mov	%rax, %r11
+	mov	%rdx, %rcx
+	mov	$PV_HC_YIELD, %eax
+	mov	$PV_HC_PORT, %edx
+	outb	%al, %dx
+	mov	%rcx, %rdx
+	mov	%r11, %rax
+	jmp	syscall_bkl_wait
 	.globl	syscall_slow_entry
 syscall_slow_entry:
 	pushq	$VEC_SYSCALL

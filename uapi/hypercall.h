@@ -55,6 +55,8 @@ enum pv_hypercall {
 				 * bytes -> 0 or -EFAULT */
 	PV_HC_FS = 15,		/* (gpa of struct pv_fs_req): host directories,
 				 * uapi/hostfs.h -> result or -errno */
+	PV_HC_YIELD = 16,	/* (): a spinning vCPU gives its host CPU up
+				 * (sched_yield(2)) -> 0 */
 	PV_HC_NR
 };
 

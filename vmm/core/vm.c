@@ -383,6 +383,10 @@ static void vm_stats_print(struct vm *vm)
 			(unsigned long long)v->exits,
 			(unsigned long long)v->hypercalls,
 			(unsigned long long)v->pmu.pmis);
+		if (v->yields)
+			fprintf(stderr, "vmm: cpu %d: %llu yields of a host "
+				"CPU while spinning on a lock\n", i,
+				(unsigned long long)v->yields);
 		if (ps.carried)
 			fprintf(stderr, "vmm: cpu %d: %llu overflows carried "
 				"across a thread switch, %llu raised again "

@@ -61,6 +61,7 @@ struct vcpu {
 	pthread_t thread;
 	uint64_t exits;			/* all exits handled by this vCPU */
 	uint64_t hypercalls;
+	uint64_t yields;		/* PV_HC_YIELD: a spinning vCPU */
 	uint64_t hypercall_nr;		/* the last one's: rax holds its result */
 	struct vcpu_pmu pmu;		/* this vCPU's virtual PMU glue */
 	struct vcpu_sample sample;	/* record's VMM-side sampling */
