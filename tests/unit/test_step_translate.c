@@ -117,6 +117,66 @@ static void test_refused(void **state)
 	assert_int_equal(trans_operand_load(&e, &b, far), -1);
 }
 
+#define FLAGS(want, ...)						\
+	do {								\
+		static const uint8_t b_[] = { __VA_ARGS__ };		\
+		struct x86_insn in_;					\
+									\
+		assert_int_equal(x86_insn_decode(b_, sizeof(b_), &in_), 0); \
+		assert_int_equal(in_.len, sizeof(b_));			\
+		assert_int_equal(trans_flags_effect(&in_), (want));	\
+	} while (0)
+
+/*
+ * The fast prologue (two adds, which write the flags) goes only where a
+ * block writes all six arithmetic flags before reading any: an
+ * instruction called FL_KEEP or FL_KILL that is not would let a count
+ * change what a program computes.
+ */
+static void test_flags_effect(void **state)
+{
+	(void)state;
+	FLAGS(FL_KEEP, 0x48, 0x89, 0xf8);		/* mov %rdi,%rax */
+	FLAGS(FL_KEEP, 0x48, 0x8d, 0x64, 0x24, 0x08);	/* lea 8(%rsp),%rsp */
+	FLAGS(FL_KEEP, 0x53);				/* push %rbx */
+	FLAGS(FL_KEEP, 0x41, 0x5d);			/* pop %r13 */
+	FLAGS(FL_KEEP, 0x0f, 0xb6, 0x07);		/* movzbl (%rdi),%eax */
+	FLAGS(FL_KEEP, 0xf2, 0x0f, 0x10, 0x07);		/* movsd (%rdi),%xmm0 */
+	FLAGS(FL_KEEP, 0x0f, 0x1f, 0x40, 0x00);		/* nopl 0(%rax) */
+	FLAGS(FL_KEEP, 0x48, 0xf7, 0xd0);		/* not %rax */
+	FLAGS(FL_KEEP, 0xb8, 0x01, 0, 0, 0);		/* mov $1,%eax */
+	FLAGS(FL_KEEP, 0xc7, 0x00, 0, 0, 0, 0);		/* movl $0,(%rax) */
+	FLAGS(FL_KEEP, 0x48, 0x98);			/* cltq */
+	FLAGS(FL_KILL, 0x48, 0x01, 0xf7);		/* add %rsi,%rdi */
+	FLAGS(FL_KILL, 0x83, 0xf8, 0x05);		/* cmp $5,%eax */
+	FLAGS(FL_KILL, 0x31, 0xc0);			/* xor %eax,%eax */
+	FLAGS(FL_KILL, 0x84, 0xc0);			/* test %al,%al */
+	FLAGS(FL_KILL, 0x2b, 0x07);			/* sub (%rdi),%eax */
+	FLAGS(FL_KILL, 0x48, 0xf7, 0xd8);		/* neg %rax */
+	FLAGS(FL_KILL, 0x48, 0x0f, 0xaf, 0xc6);		/* imul %rsi,%rax */
+	FLAGS(FL_KILL, 0x66, 0x0f, 0x2e, 0xc1);		/* ucomisd %xmm1,%xmm0 */
+	FLAGS(FL_KILL, 0x25, 0xff, 0, 0, 0);		/* and $0xff,%eax */
+	FLAGS(FL_KILL, 0x80, 0x3f, 0x00);		/* cmpb $0,(%rdi) */
+	FLAGS(FL_KILL, 0xf0, 0x48, 0x01, 0x07);		/* lock add %rax,(%rdi) */
+	FLAGS(FL_USE, 0x48, 0x11, 0xf7);		/* adc %rsi,%rdi: CF */
+	FLAGS(FL_USE, 0x83, 0xd8, 0x00);		/* sbb $0,%eax: CF */
+	FLAGS(FL_USE, 0xff, 0xc0);			/* inc %eax: not CF */
+	FLAGS(FL_USE, 0xfe, 0xc8);			/* dec %al: not CF */
+	FLAGS(FL_USE, 0xd1, 0xe0);			/* shl %eax */
+	FLAGS(FL_USE, 0x0f, 0x44, 0xc1);		/* cmove %ecx,%eax */
+	FLAGS(FL_USE, 0x0f, 0x94, 0xc0);		/* sete %al */
+	FLAGS(FL_USE, 0x9c);				/* pushf */
+	FLAGS(FL_USE, 0x48, 0xf7, 0xf1);		/* div %rcx */
+	FLAGS(FL_USE, 0x0f, 0xa3, 0xc8);		/* bt %ecx,%eax: CF */
+	FLAGS(FL_USE, 0xf3, 0x0f, 0xb8, 0xc0);		/* popcnt: not listed */
+	FLAGS(FL_USE, 0x75, 0x00);			/* jne */
+	FLAGS(FL_USE, 0xeb, 0x00);			/* jmp: leaves the list */
+	FLAGS(FL_USE, 0xe8, 0, 0, 0, 0);		/* call */
+	FLAGS(FL_USE, 0xf3, 0xa4);			/* rep movsb */
+	FLAGS(FL_KILL, 0xc5, 0xf9, 0x2e, 0xc1);		/* vucomisd: as ucomisd */
+	FLAGS(FL_KEEP, 0xc5, 0xfa, 0x6f, 0x07);		/* vmovdqu (%rdi),%xmm0 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_memory_operands),
 		cmocka_unit_test(test_rip_relative),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_flags_effect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

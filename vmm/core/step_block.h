@@ -27,6 +27,7 @@ struct step_blocks_stats {
 	uint64_t frames;	/* 4 KiB pages holding them */
 	uint64_t bytes;		/* host memory for their original bytes */
 	uint64_t cache_blocks;	/* blocks translated into a code cache */
+	uint64_t cache_fast;	/* ... counted by two adds (flags dead) */
 	uint64_t cache_entries;	/* branches into a translated block */
 	uint64_t cache_traps;	/* int3s that left one (in traps too) */
 	uint64_t cache_leaves;	/* kernel entries from one */

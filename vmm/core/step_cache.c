@@ -297,6 +297,7 @@ static int32_t cache_translate(struct blk_ctx *c, struct step_cache *sc,
 	sc->used = (e.at + e.len + 15) & ~15u;
 	hash_put(sc, k);
 	c->st->cache_blocks++;
+	c->st->cache_fast += e.pos[0].fast;
 	/* Exits to blocks already here (a loop's own start) go straight. */
 	for (uint32_t i = 0; i < t->nexit; i++) {
 		const struct cexit *x = &sc->ex[t->exit0 + i];
@@ -490,7 +491,8 @@ int64_t step_cache_leave(struct blk_ctx *c, struct pv_step_frame *tf,
 	if (p->prologue) {
 		/* Interrupted in the prologue, after `done` of its
 		 * instructions: undo what they did. */
-		const struct pro_shape *ps = sc->checked ? &pro_checked :
+		const struct pro_shape *ps = p->fast ? &pro_fast :
+					     sc->checked ? &pro_checked :
 							   &pro_plain;
 		uint32_t done = 0, saved;
 

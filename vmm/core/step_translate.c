@@ -24,6 +24,88 @@ const struct pro_shape pro_plain = {
 	.insn_len = { 7, 7, 7, 7, 7, 7, 7, 7 },
 };
 
+const struct pro_shape pro_fast = {
+	.ninsns = 2, .nsaved = 0, .add_insns = 1, .add_branches = 2,
+	.insn_len = { 11, 11 },
+};
+
+enum trans_flags trans_flags_effect(const struct x86_insn *in)
+{
+	uint8_t op = in->opcode, reg = (in->modrm >> 3) & 7;
+
+	if (in->map == 1) {
+		switch (op) {
+		case 0x10: case 0x11: case 0x28: case 0x29:	/* SSE movs */
+		case 0x6e: case 0x6f: case 0x7e: case 0x7f: case 0xd6:
+		case 0x1f:					/* nop */
+		case 0xb6: case 0xb7: case 0xbe: case 0xbf:	/* movzx, movsx */
+			return FL_KEEP;
+		case 0x2e: case 0x2f:		/* ucomis, comis: ZF PF CF, 0s */
+		case 0xaf:			/* imul r, r/m */
+			return FL_KILL;
+		default:
+			return FL_USE;
+		}
+	}
+	if (in->map != 0)
+		return FL_USE;
+	/* add or adc sbb and sub xor cmp, in rows of 8: adc, sbb read CF */
+	if (op < 0x40 && (op & 7) < 6)
+		return (op >> 3) == 2 || (op >> 3) == 3 ? FL_USE : FL_KILL;
+	switch (op) {
+	case 0x80: case 0x81: case 0x83:	/* the same ops, by reg */
+		return reg == 2 || reg == 3 ? FL_USE : FL_KILL;
+	case 0x84: case 0x85: case 0xa8: case 0xa9:	/* test */
+	case 0x69: case 0x6b:				/* imul r, r/m, imm */
+		return FL_KILL;
+	case 0xf6: case 0xf7:
+		/* test, neg, mul, imul write them; not keeps them; div
+		 * leaves them undefined, maybe as they were */
+		if (reg == 2)
+			return FL_KEEP;
+		return reg <= 5 ? FL_KILL : FL_USE;
+	case 0x88: case 0x89: case 0x8a: case 0x8b: case 0x8d:	/* mov, lea */
+	case 0x50 ... 0x5f:				/* push, pop */
+	case 0x68: case 0x6a: case 0x63:		/* push imm, movsxd */
+	case 0x90 ... 0x99:			/* nop, xchg, cbw.., cwd.. */
+	case 0xb0 ... 0xbf:				/* mov imm */
+	case 0x86: case 0x87:				/* xchg */
+		return FL_KEEP;
+	case 0xc6: case 0xc7:
+		return reg == 0 ? FL_KEEP : FL_USE;	/* mov imm; xabort.. */
+	default:
+		return FL_USE;
+	}
+}
+
+/*
+ * Whether the flags are dead where the block at va starts: it writes all
+ * six before it reads any, and before it could leave (a branch, its end,
+ * where they may be live into what follows).
+ */
+static bool trans_flags_dead(struct blk_ctx *c, uint64_t va,
+			     const struct block *b)
+{
+	uint8_t ib[X86_MAX_INSN_LEN];
+	struct x86_insn in;
+
+	for (; va != b->end; va += in.len) {
+		size_t got = code_read(c, va, ib, sizeof(ib));
+
+		if (!got || x86_insn_decode(ib, got, &in))
+			return false;
+		switch (trans_flags_effect(&in)) {
+		case FL_KILL:
+			return true;
+		case FL_USE:
+			return false;
+		case FL_KEEP:
+			break;
+		}
+	}
+	return false;
+}
+
 static uint64_t emit_va(const struct emit *e)
 {
 	return e->win + e->at + e->len;
@@ -98,13 +180,32 @@ static void emit_count(struct emit *e, unsigned int slot, uint32_t n)
 	emit_hdr_op(e, 0x89, RAX, slot);
 }
 
-static int emit_prologue(struct emit *e, const struct block *b,
-			 uint64_t va)
+/* addq $n, counter(%rip): REX.W 81 /0 disp32 imm32, 11 bytes always. */
+static void emit_add(struct emit *e, unsigned int slot, uint32_t n)
 {
-	const struct pro_shape *shape = e->checked ? &pro_checked : &pro_plain;
+	uint64_t next = emit_va(e) + 11;
+
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x81, 0x05 }, 3);
+	emit_u32(e, (uint32_t)(e->win + 8 * slot - next));
+	emit_u32(e, n);
+}
+
+static int emit_prologue(struct emit *e, const struct block *b,
+			 uint64_t va, bool fast)
+{
+	const struct pro_shape *shape = fast ? &pro_fast : e->checked ?
+					&pro_checked : &pro_plain;
 	uint32_t start = e->len, len = 0;
 
 	emit_pos(e, va, 0, 0, true);
+	e->pos[e->npos - 1].fast = fast;
+	for (unsigned int i = 0; i < shape->ninsns; i++)
+		len += shape->insn_len[i];
+	if (fast) {
+		emit_add(e, HDR_INSNS, b->ninsns);
+		emit_add(e, HDR_BRANCHES, b->nbranches);
+		return e->len - start == len ? 0 : -1;
+	}
 	emit_hdr_op(e, 0x89, RAX, HDR_RAX);
 	if (e->checked) {
 		emit_hdr_op(e, 0x89, RCX, HDR_RCX);
@@ -120,8 +221,6 @@ static int emit_prologue(struct emit *e, const struct block *b,
 	}
 	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
 	/* The lengths step_cache_leave() undoes an interrupt by. */
-	for (unsigned int i = 0; i < shape->ninsns; i++)
-		len += shape->insn_len[i];
 	return e->len - start == len ? 0 : -1;
 }
 
@@ -400,7 +499,9 @@ int trans_emit(struct blk_ctx *c, struct emit *e, uint64_t va,
 	struct x86_insn in;
 	uint64_t gpa;
 
-	if (emit_prologue(e, b, va))
+	/* Flags dead at the start: two adds count the block.  While it
+	 * checks limits, a window has one shape. */
+	if (emit_prologue(e, b, va, !e->checked && trans_flags_dead(c, va, b)))
 		return -1;
 	while (va != b->end) {
 		size_t got = code_read(c, va, ib, sizeof(ib));

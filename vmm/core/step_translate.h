@@ -66,7 +66,10 @@ static inline unsigned int jmp_slot(uint64_t target)
  *     by jrcxz; past it, an int3 (the VMM runs the block where the point
  *     falls by int3s and single steps); else both counters += n, and the
  *     registers back: 32 instructions;
- *   - plain, while none has: rax saved, both counters += n, rax back: 8.
+ *   - plain, while none has: rax saved, both counters += n, rax back: 8;
+ *   - fast, a plain one where the block writes all six arithmetic flags
+ *     before it reads any (trans_flags_dead()): `addq $n, counter(%rip)`
+ *     for each counter, 2.
  * Each shape's instructions' lengths, so that an interrupt's RIP tells
  * how many ran.
  */
@@ -77,7 +80,21 @@ struct pro_shape {
 	uint8_t add_branches;	/* ... and the branches' */
 	uint8_t insn_len[32];	/* what emit_prologue() writes, checked */
 };
-extern const struct pro_shape pro_checked, pro_plain;
+extern const struct pro_shape pro_checked, pro_plain, pro_fast;
+
+/*
+ * What an instruction does to the arithmetic flags (OF SF ZF AF PF CF):
+ * nothing (a mov, lea, push), writes all six and reads none (add, cmp,
+ * test, xor...; "undefined" after imul counts as written: no compiler
+ * reads them), or anything else: reads one, writes some, or is not known
+ * here.  A short list, on the safe side: what is not on it is FL_USE.
+ */
+enum trans_flags {
+	FL_KEEP,
+	FL_KILL,
+	FL_USE,
+};
+enum trans_flags trans_flags_effect(const struct x86_insn *in);
 #define PRO_MAX_LEN	164
 /*
  * A plain ret (c3), or an indirect jmp or call, looks its target up in
@@ -103,6 +120,7 @@ struct cpos {
 	uint16_t nbranches;	/* ... and branches */
 	uint64_t va;		/* the program's instruction that is next */
 	bool prologue;		/* the counting prologue (va the block) */
+	bool fast;		/* ... in its flag-clobbering shape */
 	bool stub;		/* a table lookup (va the branch) */
 	int8_t sp_undo;		/* at the lookup's final jmp: rsp += this */
 };

@@ -428,10 +428,12 @@ static void vm_stats_print(struct vm *vm)
 			(unsigned long long)bs.patches,
 			(unsigned long long)bs.frames,
 			(unsigned long long)(bs.bytes >> 10));
-		fprintf(stderr, "vmm: step cache: %llu blocks translated, "
+		fprintf(stderr, "vmm: step cache: %llu blocks translated "
+			"(%llu counted by two adds), "
 			"%llu entries, %llu trap exits, %llu kernel entries, "
 			"%llu flushes, %llu overflow points; %llu KiB\n",
 			(unsigned long long)bs.cache_blocks,
+			(unsigned long long)bs.cache_fast,
 			(unsigned long long)bs.cache_entries,
 			(unsigned long long)bs.cache_traps,
 			(unsigned long long)bs.cache_leaves,
