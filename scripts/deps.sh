@@ -9,7 +9,7 @@ pkgs=(meson ninja-build gcc clang pkg-config libelf-dev libcmocka-dev
       libsqlite3-dev liblua5.4-dev zlib1g-dev libbz2-dev liblzma-dev
       libzstd-dev libssl-dev
       # Debian's own dynamically linked programs (tests/kvm/dynamic.sh)
-      lua5.4 sqlite3 python3 xz-utils
+      lua5.4 sqlite3 python3 python3-venv xz-utils
       # PAPI's own test suite and libpfm4's examples (tests/papi)
       libpapi-dev libpfm4-dev papi-examples)
 missing=()

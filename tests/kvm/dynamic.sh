@@ -141,6 +141,10 @@ cd "$d/v/bin" && ls && readlink python3 python && test -L python || exit 3
 s=$?
 cd / && rm -rf "$d"
 exit $s'
+	# Equal is not enough: the venv must have run (natively, and so in
+	# the guest).
+	grep -q '^True v True ' "$work/native.out" ||
+		say "python3-venv: no venv ran natively ($(tail -c 200 "$work/native.err"))"
 	;;
 perl)
 	compare perl - /usr/bin/perl -e '
