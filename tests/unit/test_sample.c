@@ -148,6 +148,32 @@ static void test_thread_idle_or_bad(void **state)
 	assert_false(vcpu_sample_thread(&f->vm, KVA(TSS_GPA), &s));
 }
 
+/* Sampling every period ticks of cycles, or of wall time (task-clock). */
+static void sampling_set(struct fixture *f, uint64_t period, bool wall)
+{
+	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
+					       .period = period, .wall = wall };
+	f->v.sample.budget.period = period;
+}
+
+/*
+ * A kick whose exit came 10,000 ticks past the deadline, in a run of
+ * 1,000,000, with no way out known before it: all counted, and its own
+ * way out learned.
+ */
+static void kick_first(struct fixture *f)
+{
+	struct vcpu_sample *s = &f->v.sample;
+	uint64_t now = __rdtsc();
+
+	f->v.run->exit_reason = KVM_EXIT_INTR;
+	s->run_tsc = now - 1000000;
+	s->deadline_tsc = now - 10000;
+	vcpu_sample_after_run(&f->v);
+	assert_in_range(s->kick_ticks, 10000, 100000);
+	assert_int_equal(s->kick_late, 0);
+}
+
 /* An exit two and a half periods after the run began: one sample of two
  * periods, where the vCPU stood, named after the running thread. */
 static void test_exit_takes_sample(void **state)
@@ -157,9 +183,7 @@ static void test_exit_takes_sample(void **state)
 	const uint64_t period = 1000000000;	/* 0.5 s at 2 GHz */
 
 	guest_thread(&f->vm, KVA(PROC_GPA));
-	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
-					       .period = period };
-	f->v.sample.budget.period = period;
+	sampling_set(f, period, false);
 	f->v.sample.run_tsc = __rdtsc() - period * 5 / 2;
 	run->exit_reason = KVM_EXIT_INTR;
 	run->s.regs.sregs.tr.base = KVA(TSS_GPA);
@@ -204,10 +228,8 @@ static void test_exit_chain_unreadable(void **state)
 
 	f->v.fd = -1;
 	guest_thread(&f->vm, KVA(PROC_GPA));
-	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
-					       .period = period,
-					       .callchain = true };
-	f->v.sample.budget.period = period;
+	sampling_set(f, period, false);
+	f->vm.sampling.callchain = true;
 	run->exit_reason = KVM_EXIT_INTR;
 	run->s.regs.sregs.tr.base = KVA(TSS_GPA);
 	run->s.regs.sregs.cs.selector = 0x33;
@@ -231,10 +253,8 @@ static void test_exit_clipped_at_deadline(void **state)
 	uint64_t now = __rdtsc();
 
 	guest_thread(&f->vm, KVA(PROC_GPA));
-	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
-					       .period = period };
+	sampling_set(f, period, false);
 	f->v.run->s.regs.sregs.tr.base = KVA(TSS_GPA);
-	f->v.sample.budget.period = period;
 	f->v.sample.run_tsc = now - period * 5 / 2;
 	f->v.sample.deadline_tsc = now - period * 2;
 	f->v.sample.kick_ticks = period * 4;
@@ -259,20 +279,11 @@ static void test_exit_held_kick(void **state)
 {
 	struct fixture *f = *state;
 	struct vcpu_sample *s = &f->v.sample;
-	const uint64_t period = 1000000000000ull;
-	uint64_t now = __rdtsc(), run;
+	uint64_t now, run;
 
-	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
-					       .period = period };
-	f->v.run->exit_reason = KVM_EXIT_INTR;
-	s->budget.period = period;
-	s->run_tsc = now - 1000000;
-	s->deadline_tsc = now - 10000;
-	vcpu_sample_after_run(&f->v);
-	/* No way out known before it: all counted; its own is learned. */
+	sampling_set(f, 1000000000000ull, false);
+	kick_first(f);
 	assert_in_range(s->counted, 1000000, 1100000);
-	assert_in_range(s->kick_ticks, 10000, 100000);
-	assert_int_equal(s->kick_late, 0);
 
 	now = __rdtsc();
 	run = s->run_tsc = now - 2000000;
@@ -291,18 +302,9 @@ static void test_exit_wall_learns_kick(void **state)
 {
 	struct fixture *f = *state;
 	struct vcpu_sample *s = &f->v.sample;
-	const uint64_t period = 1000000000000ull;
-	uint64_t now = __rdtsc();
 
-	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
-					       .period = period, .wall = true };
-	f->v.run->exit_reason = KVM_EXIT_INTR;
-	s->budget.period = period;
-	s->run_tsc = now - 1000000;
-	s->deadline_tsc = now - 10000;
-	vcpu_sample_after_run(&f->v);
-	assert_in_range(s->kick_ticks, 10000, 100000);
-	assert_int_equal(s->kick_late, 0);
+	sampling_set(f, 1000000000000ull, true);
+	kick_first(f);
 	assert_int_equal(s->stolen, 0);
 }
 
@@ -337,10 +339,8 @@ static void test_exit_kick_late_by_steal(void **state)
 	const uint64_t period = 1000000000000ull;
 	uint64_t now;
 
-	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
-					       .period = period };
+	sampling_set(f, period, false);
 	f->v.run->exit_reason = KVM_EXIT_INTR;
-	s->budget.period = period;
 	s->kick_ticks = 20000;
 	fake_schedstat(s, 5000000);
 	s->delay_seen = 5000000;
@@ -372,12 +372,10 @@ static void test_exit_steal_before_sample(void **state)
 	const uint64_t period = 1000000000;	/* 0.5 s at 2 GHz */
 
 	guest_thread(&f->vm, KVA(PROC_GPA));
-	f->vm.sampling = (struct vm_sampling){ .period_tsc = period,
-					       .period = period };
+	sampling_set(f, period, false);
 	f->v.run->exit_reason = KVM_EXIT_INTR;
 	f->v.run->s.regs.sregs.tr.base = KVA(TSS_GPA);
 	f->v.run->s.regs.sregs.cs.selector = 0x33;
-	s->budget.period = period;
 	fake_schedstat(s, 0);
 	fake_schedstat(s, 1000000000);		/* 1 s: two periods */
 	s->run_tsc = __rdtsc() - period * 5 / 2;

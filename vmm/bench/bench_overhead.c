@@ -11,7 +11,8 @@
  * counting a single-threaded program adds a constant handful of exits
  * (the configuration hypercall and the per-thread report), not exits
  * that grow with its run time, which is the structural reason its
- * overhead is near zero even when the wall clock cannot resolve 1%.  The default PROGRAM is lbm at `train` size.
+ * overhead is near zero even when the wall clock cannot resolve 1%.
+ * The default PROGRAM is lbm at `train` size.
  */
 #include <getopt.h>
 #include <stdio.h>
