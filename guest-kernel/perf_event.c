@@ -557,6 +557,12 @@ s64 sys_perf_event_open(u64 uattr, u64 pid, u64 cpu, u64 group, u64 flags,
 	if (err < 0)
 		return err;
 	absent = err == EVENT_ABSENT;
+	/* The step source's mispredictions are a model the VMM runs where
+	 * user code runs by blocks: kernel mode has none to count. */
+	if (!sw && !absent && ev == PV_EVENT_BRANCH_MISSES &&
+	    boot_params->source_id == PV_VPMU_SOURCE_STEP &&
+	    !(a->flags & PV_PERF_ATTR_EXCLUDE_KERNEL))
+		return -EOPNOTSUPP;
 	/*
 	 * Another thread's counters, or a CPU's: Linux lets root (every
 	 * process here; perf_event_paranoid -1 lets everyone) count them.

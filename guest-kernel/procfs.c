@@ -575,20 +575,23 @@ static void put_statm(struct tbuf *b, const struct procfs_proc *p)
  * PAPI_query_event() says no to the others, as on a PMU without them.
  */
 /* One block of the table: the CPUs as libpfm4 names them, and the events
- * that are PAPI_TOT_CYC, _TOT_INS, _REF_CYC and _BR_INS there (NULL:
- * none), in the order of papi_preset[]. */
+ * that are PAPI_TOT_CYC, _TOT_INS, _REF_CYC, _BR_INS and _BR_MSP there
+ * (NULL: none), in the order of papi_preset[]. */
+#define PAPI_PRESETS	5
 struct papi_block {
 	const char *const *cpus;	/* NULL-terminated */
-	const char *ev[4];
+	const char *ev[PAPI_PRESETS];
 };
 
 static void put_papi_block(struct tbuf *b, const struct procfs_cpu *c,
 			   const struct papi_block *blk)
 {
 	/* each preset's architectural event, CPUID.0AH:EBX bit */
-	static const struct { u8 bit; const char *name; } papi_preset[4] = {
+	static const struct { u8 bit; const char *name; }
+	papi_preset[PAPI_PRESETS] = {
 		{ 0, "PAPI_TOT_CYC" }, { 1, "PAPI_TOT_INS" },
 		{ 2, "PAPI_REF_CYC" }, { 5, "PAPI_BR_INS" },
+		{ 6, "PAPI_BR_MSP" },
 	};
 
 	for (const char *const *cpu = blk->cpus; *cpu; cpu++) {
@@ -596,7 +599,7 @@ static void put_papi_block(struct tbuf *b, const struct procfs_cpu *c,
 		put_s(b, *cpu);
 		put_c(b, '\n');
 	}
-	for (u32 e = 0; e < 4; e++) {
+	for (u32 e = 0; e < PAPI_PRESETS; e++) {
 		if ((c->la[1] >> papi_preset[e].bit) & 1 || !blk->ev[e])
 			continue;
 		put_s(b, "PRESET,");
@@ -626,14 +629,17 @@ static void put_papi_csv(struct tbuf *b, const struct procfs_cpu *c)
 	static const struct papi_block intel = {
 		skl, { "CPU_CLK_THREAD_UNHALTED:THREAD_P", "INST_RETIRED:ANY_P",
 		       "UNHALTED_REFERENCE_CYCLES",
-		       "BR_INST_RETIRED:ALL_BRANCHES" },
+		       "BR_INST_RETIRED:ALL_BRANCHES",
+		       "BR_MISP_RETIRED:ALL_BRANCHES" },
 	};
 	/* AMD has no reference cycles; its cycles' name changed at Zen */
 	static const struct papi_block amd[2] = {
 		{ amd_k7_to_fam16h, { "CPU_CLK_UNHALTED", "RETIRED_INSTRUCTIONS",
-				      NULL, "RETIRED_BRANCH_INSTRUCTIONS" } },
+				      NULL, "RETIRED_BRANCH_INSTRUCTIONS",
+				      "RETIRED_MISPREDICTED_BRANCH_INSTRUCTIONS" } },
 		{ amd_zen, { "CYCLES_NOT_IN_HALT", "RETIRED_INSTRUCTIONS", NULL,
-			     "RETIRED_BRANCH_INSTRUCTIONS" } },
+			     "RETIRED_BRANCH_INSTRUCTIONS",
+			     "RETIRED_MISPREDICTED_BRANCH_INSTRUCTIONS" } },
 	};
 
 	put_s(b, "# perfvisor: the presets of the events the virtual PMU "

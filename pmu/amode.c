@@ -217,8 +217,11 @@ static void pmu_vcpu_page_fill(struct pv_vpmu_vcpu_page *p,
 		if ((c->running || (v->frozen && c->enabled)) &&
 		    read == PV_VPMU_READ_STEP &&
 		    (mask & (1u << PV_STEP_USER_INSNS |
-			     1u << PV_STEP_USER_BRANCHES)))
-			step |= 1 | ((mask & (1u << PV_STEP_USER_BRANCHES)) ? 2 : 0);
+			     1u << PV_STEP_USER_BRANCHES |
+			     1u << PV_STEP_USER_BMISS)))
+			step |= 1 | ((mask & (1u << PV_STEP_USER_BRANCHES)) ? 2 : 0) |
+				((mask & (1u << PV_STEP_USER_BMISS)) ?
+				 PV_STEP_PREDICT : 0);
 	}
 	/* The guest kernel steps only while some counter needs it. */
 	if (step && pmu->step_blocks)

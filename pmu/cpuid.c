@@ -12,7 +12,10 @@ void pmu_cpuid_0xa(const struct pmu *pmu, struct pmu_cpuid_regs *r)
 	uint32_t unavailable = 0;
 
 	for (unsigned int i = 0; i < PV_ARCH_EVENTS; i++) {
-		if (!s->ops->can_count(s, pmu_arch_event(i), PMU_MODE_ALL))
+		/* An event the source counts in user mode only (the step
+		 * source's branch-misses) is there too. */
+		if (!s->ops->can_count(s, pmu_arch_event(i), PMU_MODE_ALL) &&
+		    !s->ops->can_count(s, pmu_arch_event(i), PMU_MODE_USR))
 			unavailable |= 1u << i;
 	}
 	r->eax = PV_VPMU_VERSION | (PV_VPMU_NR_GP << 8) |

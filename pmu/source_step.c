@@ -71,6 +71,9 @@ static uint8_t step_mask(uint16_t event, unsigned int mode)
 	} else if (event == PV_EVENT_BRANCHES) {
 		usr = 1u << PV_STEP_USER_BRANCHES;
 		os = 1u << PV_STEP_KERNEL_BRANCHES;
+	} else if (event == PV_EVENT_BRANCH_MISSES) {
+		/* The predictor is modeled where blocks run: user mode. */
+		return mode == PMU_MODE_USR ? 1u << PV_STEP_USER_BMISS : 0;
 	} else {
 		return 0;
 	}
@@ -137,7 +140,10 @@ static void step_destroy(struct pmu_source *s)
 static bool step_can_count(const struct pmu_source *s, uint16_t event,
 			   unsigned int mode)
 {
-	(void)s;
+	/* Mispredictions are the VMM's model of a predictor, run at block
+	 * ends: not by single steps alone. */
+	if (event == PV_EVENT_BRANCH_MISSES && !s->pmu->step_blocks)
+		return false;
 	return step_mask(event, mode) != 0 || step_is_cycles(event);
 }
 
@@ -191,7 +197,7 @@ static uint64_t step_cost(const struct pmu_source *s, const struct pmu_vcpu *v)
 static void step_publish_deadlines(struct pmu_vcpu *v, struct step_vcpu *sv)
 {
 	static const unsigned int user_slots[] = {
-		PV_STEP_USER_INSNS, PV_STEP_USER_BRANCHES,
+		PV_STEP_USER_INSNS, PV_STEP_USER_BRANCHES, PV_STEP_USER_BMISS,
 	};
 	struct pv_vpmu_vcpu_page *p = v->page;
 
@@ -201,7 +207,7 @@ static void step_publish_deadlines(struct pmu_vcpu *v, struct step_vcpu *sv)
 		p->step.deadline[s] = PV_STEP_NO_DEADLINE;
 	p->step.deadline[PV_STEP_USER_INSNS] = sv->cal_deadline;
 	for (unsigned int i = 0; i < PMU_NR; i++) {
-		for (unsigned int k = 0; k < 2; k++) {
+		for (unsigned int k = 0; k < 3; k++) {
 			unsigned int slot = user_slots[k];
 			uint64_t others, dl;
 

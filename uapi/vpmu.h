@@ -386,7 +386,10 @@ enum pv_vpmu_step_slot {
 	PV_STEP_KERNEL_INSNS = 1,
 	PV_STEP_USER_BRANCHES = 2,
 	PV_STEP_KERNEL_BRANCHES = 3,
-	PV_STEP_SLOTS = 4,
+	/* conditional branches the modeled predictor missed (user mode,
+	 * by blocks: the VMM; docs/design.md "Branch mispredictions") */
+	PV_STEP_USER_BMISS = 4,
+	PV_STEP_SLOTS = 5,
 };
 
 #define PV_STEP_NO_DEADLINE	UINT64_MAX
@@ -439,6 +442,10 @@ struct pv_vpmu_step {
  * pv_vpmu_guest_cpu) at every entry from and return to user mode.
  */
 #define PV_STEP_MODE_CLOCK	8
+/* step.enable bit, with PV_STEP_BLOCKS: the VMM models a branch predictor
+ * and counts its misses into step.count[PV_STEP_USER_BMISS]. */
+#define PV_STEP_PREDICT		16
+#define PV_VPMU_STEP_SIZE	112	/* sizeof(struct pv_vpmu_step) */
 
 #define PV_VPMU_CTR_SLOTS	8	/* 7 used; 8 keeps the array 256 bytes */
 #define PV_VPMU_STEP_OFFSET	2048
@@ -561,13 +568,15 @@ struct pv_vpmu_vcpu_page {
 	 */
 	uint64_t kstep_ticks_user;
 	uint64_t kstep_ticks_kernel;
-	uint8_t reserved2[PV_VPMU_GUEST_OFFSET - PV_VPMU_STEP_OFFSET - 96 - 16];
+	uint8_t reserved2[PV_VPMU_GUEST_OFFSET - PV_VPMU_STEP_OFFSET -
+			  PV_VPMU_STEP_SIZE - 16];
 	struct pv_vpmu_guest_cpu guest;
 	uint8_t reserved3[4096 - PV_VPMU_GUEST_OFFSET - 80];
 };
 
 _Static_assert(sizeof(struct pv_vpmu_counter) == 32, "vpmu counter size");
-_Static_assert(sizeof(struct pv_vpmu_step) == 96, "vpmu step size");
+_Static_assert(sizeof(struct pv_vpmu_step) == PV_VPMU_STEP_SIZE,
+	       "vpmu step size");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, tsc_khz) == 32,
 	       "vcpu page layout");
 _Static_assert(__builtin_offsetof(struct pv_vpmu_vcpu_page, ctr) == 64,

@@ -190,6 +190,8 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 	struct vm vm;
 	char err[512];
 	int status = VMM_EXIT_ERROR;
+	bool by_blocks = !strcmp(cfg->source, "step") && !cfg->step_single;
+	bool created;
 
 	shares = share_table_open(cfg, err, sizeof(err));
 	if (!shares && err[0])
@@ -198,7 +200,12 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		share_table_close(shares);
 		return vmm_error(NULL, err);
 	}
-	if (vm_create(&vm, cfg) ||
+	/* Before the vCPUs' CPUID: what the step source counts by blocks
+	 * (branch-misses) depends on it. */
+	created = !vm_create(&vm, cfg);
+	if (created && by_blocks)
+		pmu_set_step_blocks(vm.pmu, true);
+	if (!created ||
 	    boot_load(vm.mem, vm.mem_size, cfg, kernel, klen, initrd.data,
 		      initrd.len, vm.tsc_khz, &lay, vm.stop_msg,
 		      sizeof(vm.stop_msg)) ||
@@ -207,7 +214,7 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		goto out;
 	}
 	vm.shares = shares;
-	if (!strcmp(cfg->source, "step") && !cfg->step_single) {
+	if (by_blocks) {
 		const struct pv_boot_params *bp = (const void *)
 			(vm.mem + PV_BOOT_PARAMS_PHYS);
 
@@ -220,7 +227,6 @@ static int run_vm(const struct vmm_config *cfg, const void *prog,
 		for (int i = 0; i < lay.nro; i++)
 			step_blocks_add_code(vm.blocks, lay.ro_phys[i],
 					     lay.ro_len[i]);
-		pmu_set_step_blocks(vm.pmu, true);
 	}
 	cpio_writer_free(&initrd);
 	status = run_vm_tool(cfg, &vm, stat, prof, &obs);

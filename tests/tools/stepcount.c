@@ -3,7 +3,8 @@
  * stepcount: exact user-mode instruction (and branch) counts by ptrace
  * single-stepping.  The accuracy oracle for the `step` event source.
  *
- *   stepcount [--per-thread] [--branches] [--argv0 NAME] [-o FILE] -- PROG ARGS...
+ *   stepcount [--per-thread] [--branches] [--bmiss] [--argv0 NAME] [-o FILE]
+ *             -- PROG ARGS...
  *
  * PROG runs with an empty environment, like the first process in the
  * guest.  Counting starts at the first instruction after execve and ends
@@ -15,11 +16,17 @@
  * - a syscall instruction counts once (the kernel's own instructions are
  *   never seen), including the final exit/exit_group that never returns;
  * - branches (--branches) are classified from the opcode of the retired
- *   instruction (x86_decode.c), conditional ones taken or not.
+ *   instruction (x86_decode.c), conditional ones taken or not;
+ * - branch misses (--bmiss) are the step source's modeled predictor's,
+ *   written here again from its description (docs/design.md, "Branch
+ *   mispredictions"): 4096 two-bit saturating counters by the low 12 bits
+ *   of a conditional branch's (jcc, loop, jrcxz) address, states 2-3
+ *   predicting taken; one table for all threads, as on one vCPU.
  *
  * The counts go to stderr (or FILE), so the program's output stays clean:
  *   instructions:u N
  *   branches:u N
+ *   branch-misses:u N
  * and with --per-thread, per thread in creation order (index 0 = main):
  *   thread-INDEX instructions:u N
  *   thread-INDEX branches:u N
@@ -50,6 +57,9 @@ struct thread {
 	struct x86_insn_class pending;
 	uint64_t insns, branches;
 };
+
+static uint8_t bht[4096];
+static uint64_t bmiss;
 
 static struct thread *threads;
 static size_t nthreads, cap_threads;
@@ -139,10 +149,30 @@ static void retire(struct thread *t)
 	t->have_pending = false;
 }
 
+/* A conditional branch at `at` retired and went on to `to`. */
+static void predict(const struct x86_insn_class *c, uint64_t at, uint64_t to)
+{
+	/* jcc rel32 (0F 8x), else rel8 (70-7F, E0-E3) */
+	uint64_t len = c->nprefix + (c->two_byte ? 6u : 2u);
+	bool taken = to != at + len;
+	uint8_t *ctr = &bht[at & 4095];
+
+	if ((*ctr >= 2) != taken)
+		bmiss++;
+	if (taken && *ctr < 3)
+		++*ctr;
+	else if (!taken && *ctr > 0)
+		--*ctr;
+}
+
 /* After a single-step trap: did the pending instruction retire? */
 static void stepped(struct thread *t, uint64_t rip)
 {
 	if (t->have_pending) {
+		if (!(t->pending.rep_string && rip == t->pending_rip) &&
+		    (t->pending.branch == X86_BR_JCC ||
+		     t->pending.branch == X86_BR_LOOP))
+			predict(&t->pending, t->pending_rip, rip);
 		if (!(t->pending.rep_string && rip == t->pending_rip))
 			retire(t);
 		else
@@ -176,13 +206,13 @@ static int cmp_index(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: stepcount [--per-thread] [--branches] [--argv0 NAME] [-o FILE] -- PROG [ARGS...]\n");
+		"usage: stepcount [--per-thread] [--branches] [--bmiss] [--argv0 NAME] [-o FILE] -- PROG [ARGS...]\n");
 	exit(125);
 }
 
 int main(int argc, char **argv)
 {
-	bool per_thread = false, branches = false;
+	bool per_thread = false, branches = false, misses = false;
 	const char *argv0 = NULL, *outname = NULL;
 	int status, exit_code = 0, i;
 	pid_t child;
@@ -197,6 +227,8 @@ int main(int argc, char **argv)
 			per_thread = true;
 		} else if (strcmp(argv[i], "--branches") == 0) {
 			branches = true;
+		} else if (strcmp(argv[i], "--bmiss") == 0) {
+			misses = true;
 		} else if (strcmp(argv[i], "--argv0") == 0 && i + 1 < argc) {
 			argv0 = argv[++i];
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
@@ -307,6 +339,8 @@ int main(int argc, char **argv)
 	fprintf(out, "instructions:u %llu\n", (unsigned long long)total_i);
 	if (branches)
 		fprintf(out, "branches:u %llu\n", (unsigned long long)total_b);
+	if (misses)
+		fprintf(out, "branch-misses:u %llu\n", (unsigned long long)bmiss);
 	if (per_thread) {
 		qsort(threads, nthreads, sizeof(*threads), cmp_index);
 		for (size_t k = 0; k < nthreads; k++) {

@@ -51,6 +51,7 @@ struct step_blocks {
 	uint64_t cache_gpa;		/* the code caches' 2 MiB, or 0 */
 	struct step_cache **cache;	/* a code cache per vCPU, or NULL */
 	int ncache;
+	uint8_t *bht;			/* the predictor's, per vCPU without a cache */
 	struct patch_frame **slot;	/* open addressing on gfn */
 	size_t nslots;
 	struct step_blocks_stats st;
@@ -85,6 +86,8 @@ struct step_blocks *step_blocks_create(uint64_t code_gpa, uint64_t code_len,
 		free(b);
 		return NULL;
 	}
+	/* Without a window (or past the windows), a host-side table. */
+	b->bht = calloc(ncpus > 0 ? (size_t)ncpus : 1, BHT_ENTRIES);
 	pthread_mutex_init(&b->lock, NULL);
 	b->cache_gpa = cache_gpa;
 	step_blocks_add_code(b, code_gpa, code_len);
@@ -154,6 +157,7 @@ void step_blocks_destroy(struct step_blocks *b)
 	for (int i = 0; i < b->ncache; i++)
 		step_cache_destroy(b->cache[i]);
 	free(b->cache);
+	free(b->bht);
 	pthread_mutex_destroy(&b->lock);
 	free(b);
 }
@@ -409,6 +413,11 @@ static bool ctx_init(struct vcpu *v, struct blk_ctx *c)
 	c->vp = pmu_vcpu_page(v->pmu.pv);
 	c->cache = c->b && v->id < c->b->ncache ? c->b->cache[v->id] : NULL;
 	c->st = c->b ? &c->b->st : NULL;
+	/* One table per vCPU, as a core has one: the window's, where the
+	 * copies' stubs update it too. */
+	c->bht = c->cache ? step_cache_bht(c) :
+		 c->b && c->b->bht ? c->b->bht + (size_t)v->id * BHT_ENTRIES :
+				     NULL;
 	return c->b != NULL;
 }
 
@@ -526,6 +535,10 @@ static int bp_handle(struct vcpu *v, struct blk_ctx *c, struct bp_frame *f)
 	if (!count)
 		return 0;
 	count_add(c->vp, run.ninsns + 1, run.nbranches + 1);
+	if ((c->vp->step.enable & PV_STEP_PREDICT) && c->bht &&
+	    (b.br == X86_BR_JCC || b.br == X86_BR_LOOP))
+		bp_update(c->bht, at, f->rip != at + b.insn.len,
+			  &c->vp->step.count[PV_STEP_USER_BMISS]);
 	c->vp->step.rip = f->rip;
 	if (!(c->vp->step.enable & PV_STEP_BLOCKS))
 		f->rflags |= RFLAGS_TF;
@@ -555,8 +568,12 @@ static void step_block_trap(struct vcpu *v)
 static bool deadline_crossed(const struct pv_vpmu_vcpu_page *vp,
 			     const uint64_t was[PV_STEP_SLOTS])
 {
-	for (int s = PV_STEP_USER_INSNS; s <= PV_STEP_USER_BRANCHES;
-	     s += PV_STEP_USER_BRANCHES - PV_STEP_USER_INSNS) {
+	static const int user[] = {
+		PV_STEP_USER_INSNS, PV_STEP_USER_BRANCHES, PV_STEP_USER_BMISS,
+	};
+
+	for (unsigned int i = 0; i < sizeof(user) / sizeof(user[0]); i++) {
+		int s = user[i];
 		uint64_t dl = vp->step.deadline[s];
 
 		if (was[s] < dl && vp->step.count[s] >= dl)

@@ -31,6 +31,7 @@ struct step_blocks_stats {
 	uint64_t cache_entries;	/* branches into a translated block */
 	uint64_t cache_traps;	/* int3s that left one (in traps too) */
 	uint64_t cache_leaves;	/* kernel entries from one */
+	uint64_t cache_bp_leaves; /* ... inside a predictor stub */
 	uint64_t cache_limits;	/* blocks sent back by an overflow point */
 	uint64_t cache_bytes;	/* host memory for the caches' tables */
 	uint64_t cache_flushes;	/* windows emptied when full */

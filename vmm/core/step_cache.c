@@ -71,6 +71,8 @@ struct step_cache {
 	bool tables_ready;	/* written once at least */
 	bool checked;		/* the copies' prologues check the limits */
 	bool want_checked;	/* ... as the last entry needed */
+	bool predict;		/* the copies' jccs run predictor stubs */
+	bool want_predict;	/* ... as the last entry needed */
 };
 
 struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,
@@ -161,6 +163,7 @@ static void cache_flush(const struct blk_ctx *c, struct step_cache *sc)
 	sc->nt = sc->npos = sc->nex = 0;
 	sc->used = CODE0;
 	sc->checked = sc->want_checked;
+	sc->predict = sc->want_predict;
 	tables_clear(c, sc);
 	sc->gen++;
 	memset(sc->hash, 0xff, sc->nhash * sizeof(*sc->hash));
@@ -275,6 +278,7 @@ static int32_t cache_translate(struct blk_ctx *c, struct step_cache *sc,
 	memset(&e, 0, offsetof(struct emit, buf));
 	e.win = sc->va;
 	e.checked = sc->checked;
+	e.predict = sc->predict;
 	e.at = sc->used;
 	e.npos = e.nex = e.len = 0;
 	if (trans_emit(c, &e, va, &b) ||
@@ -359,8 +363,16 @@ bool step_cache_enter(struct blk_ctx *c, struct bp_frame *f)
 	 * window keeps checking until it is emptied again. */
 	sc->want_checked = h[HDR_LIMIT_INSNS] != LIMIT_NONE ||
 			   h[HDR_LIMIT_BRANCHES] != LIMIT_NONE;
-	if (sc->want_checked && !sc->checked)
+	/* Predictor stubs likewise, from the first entry that counts
+	 * branch-misses; their tables are in the header. */
+	sc->want_predict = c->vp->step.enable & PV_STEP_PREDICT;
+	if ((sc->want_checked && !sc->checked) ||
+	    (sc->want_predict && !sc->predict))
 		cache_flush(c, sc);
+	if (sc->predict) {
+		memcpy(&h[HDR_BP], bp_next, sizeof(bp_next));
+		memcpy(&h[HDR_BP + 1], bp_miss, sizeof(bp_miss));
+	}
 	if (!sc->tables_ready) {
 		tables_clear(c, sc);
 		sc->tables_ready = !sc->tables_live;
@@ -377,6 +389,12 @@ bool step_cache_enter(struct blk_ctx *c, struct bp_frame *f)
 	return true;
 }
 
+uint8_t *step_cache_bht(const struct blk_ctx *c)
+{
+	return c->cache ? vm_gpa_to_hva(c->vm, c->cache->gpa + BHT,
+					BHT_ENTRIES) : NULL;
+}
+
 /* What the prologues counted, less what had not retired, into the vCPU's
  * counts; the header starts again from 0. */
 static void cache_fold(const struct blk_ctx *c, const struct step_cache *sc,
@@ -390,7 +408,9 @@ static void cache_fold(const struct blk_ctx *c, const struct step_cache *sc,
 	pv_seq_write_begin(&c->vp->seq);
 	count_add(c->vp, h[HDR_INSNS] - (uint64_t)less_insns,
 		  h[HDR_BRANCHES] - (uint64_t)less_branches);
-	h[HDR_INSNS] = h[HDR_BRANCHES] = 0;
+	if (c->vp->step.enable & PV_STEP_PREDICT)
+		c->vp->step.count[PV_STEP_USER_BMISS] += h[HDR_BMISS];
+	h[HDR_INSNS] = h[HDR_BRANCHES] = h[HDR_BMISS] = 0;
 	pv_seq_write_end(&c->vp->seq);
 }
 
@@ -516,6 +536,19 @@ int64_t step_cache_leave(struct blk_ctx *c, struct pv_step_frame *tf,
 		ni = p->ninsns;
 		nb = p->nbranches;
 		va = p->va;
+	}
+	if (p->bp) {
+		/* In a predictor stub: the branch retired; its update is
+		 * done as the stub would have done it. */
+		uint32_t done = 0;
+		uint8_t *bht = step_cache_bht(c);
+
+		for (uint32_t a = p->at; done < BP_INSNS &&
+		     a + bp_len[done] <= off; a += bp_len[done])
+			done++;
+		if (bht)
+			bp_finish(bht, h, t->b.end, p->bp_taken, done, tf);
+		c->st->cache_bp_leaves++;
 	}
 	if (p->stub) {
 		/* In a ret's or jump's table lookup: the branch has not

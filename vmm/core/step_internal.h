@@ -29,6 +29,7 @@ struct blk_ctx {
 	struct pv_vpmu_vcpu_page *vp;	/* NULL before the kernel set it */
 	struct step_cache *cache;	/* this vCPU's, or NULL */
 	struct step_blocks_stats *st;
+	uint8_t *bht;			/* the predictor's table, or NULL */
 };
 
 /*
@@ -64,6 +65,35 @@ int block_arm(struct blk_ctx *c, uint64_t rip);
  * single-stepped, clear where it runs to the int3. */
 void block_arm_frame(struct blk_ctx *c, struct bp_frame *f);
 
+/*
+ * The modeled branch predictor (step_predict.c): a bimodal table of
+ * BHT_ENTRIES two-bit counters, one byte each, by the branch's address.
+ * bp_next[taken][state] is the next state, bp_miss[taken][state] 1 where
+ * the state predicted the other way.  While the window predicts
+ * (PV_STEP_PREDICT), each side of a copy's jcc or loop runs a stub of
+ * BP_INSNS flag-neutral instructions (rax and rcx borrowed) that does
+ * the same to the window's table and its HDR_BMISS counter.
+ */
+#define BHT_ENTRIES	4096
+#define BP_INSNS	11
+extern const uint8_t bp_next[2][4], bp_miss[2][4];
+extern const uint8_t bp_len[BP_INSNS];
+
+static inline unsigned int bht_slot(uint64_t branch)
+{
+	return (unsigned int)(branch & (BHT_ENTRIES - 1));
+}
+
+/* The stub's update, into the table and *misses. */
+void bp_update(uint8_t *bht, uint64_t branch, bool taken, uint64_t *misses);
+/*
+ * A kernel entry after `done` of a stub's instructions (registers at tf,
+ * the window's header h): finish its update as the stub would have, and
+ * give back the registers it borrowed.
+ */
+void bp_finish(uint8_t *bht, uint64_t *h, uint64_t branch, bool taken,
+	       uint32_t done, struct pv_step_frame *tf);
+
 /* step_cache.c: a code cache per vCPU, in the window given at boot. */
 struct step_cache *step_cache_create(uint64_t va, uint64_t gpa,
 				     uint32_t size);
@@ -77,6 +107,8 @@ bool step_cache_owns(const struct step_cache *sc, uint64_t va);
  * be (translated now if need be).  True when f->rip now points there.
  */
 bool step_cache_enter(struct blk_ctx *c, struct bp_frame *f);
+/* The window's predictor table (step_predict.c), or NULL. */
+uint8_t *step_cache_bht(const struct blk_ctx *c);
 /* The process's code_gen at a return to user mode (PV_HC_STEP_ARM): what
  * the cache remembers by address alone goes when it changes. */
 void step_cache_code_gen(struct blk_ctx *c, uint64_t code_gen);

@@ -224,6 +224,54 @@ static int emit_prologue(struct emit *e, const struct block *b,
 	return e->len - start == len ? 0 : -1;
 }
 
+/* op bytes, then a disp32 to `abs`: from the next instruction (the
+ * stub's RIP-relative operands) or, sib set, absolute (a table indexed by
+ * rax, which RIP-relative addressing cannot do). */
+static void emit_disp(struct emit *e, const uint8_t *op, uint32_t n,
+		      uint64_t abs, bool sib)
+{
+	uint64_t next = emit_va(e) + n + 4;
+
+	emit_bytes(e, op, n);
+	emit_u32(e, (uint32_t)(sib ? abs : abs - next));
+}
+
+/*
+ * One side of a jcc or loop while the window predicts: the predictor's
+ * update (step_predict.c; bp_len[] its instructions' lengths), counted
+ * as after the branch, its target va next.  -1 where the window's tables
+ * are out of an absolute disp32's reach.
+ */
+int trans_bp_stub(struct emit *e, const struct block *b, uint64_t va,
+		  bool taken)
+{
+	uint64_t bht = e->win + BHT + bht_slot(b->end);
+	uint64_t next = e->win + 8 * HDR_BP + 4 * taken;
+	uint64_t miss = e->win + 8 * HDR_BP + 8 + 4 * taken;
+	uint32_t start = e->len, len = 0;
+
+	if (miss >= 0x80000000ull)
+		return -1;
+	emit_pos(e, va, b->ninsns, b->nbranches, false);
+	e->pos[e->npos - 1].bp = true;
+	e->pos[e->npos - 1].bp_taken = taken;
+	emit_hdr_op(e, 0x89, RAX, HDR_RAX);
+	emit_hdr_op(e, 0x89, RCX, HDR_RCX);
+	emit_disp(e, (uint8_t[]){ 0x0f, 0xb6, 0x05 }, 3, bht, false);
+	emit_disp(e, (uint8_t[]){ 0x0f, 0xb6, 0x0c, 0x05 }, 4, next, true);
+	emit_disp(e, (uint8_t[]){ 0x88, 0x0d }, 2, bht, false);
+	emit_disp(e, (uint8_t[]){ 0x0f, 0xb6, 0x04, 0x05 }, 4, miss, true);
+	emit_hdr_op(e, 0x8b, RCX, HDR_BMISS);
+	emit_bytes(e, (uint8_t[]){ 0x48, 0x8d, 0x0c, 0x01 }, 4);
+	emit_hdr_op(e, 0x89, RCX, HDR_BMISS);
+	emit_hdr_op(e, 0x8b, RCX, HDR_RCX);
+	emit_hdr_op(e, 0x8b, RAX, HDR_RAX);
+	for (unsigned int i = 0; i < BP_INSNS; i++)
+		len += bp_len[i];
+	/* The lengths bp_finish() is told how far a stub got by. */
+	return e->len - start == len ? 0 : -1;
+}
+
 /* A rel32 jump or jcc (op bytes given) to an exit int3 emitted later. */
 static uint32_t emit_jump(struct emit *e, const uint8_t *op, uint32_t n)
 {
@@ -444,6 +492,47 @@ static int emit_jmp_lookup(struct emit *e, const struct block *b,
 	return 0;
 }
 
+/*
+ * A jcc's or loop's end while the window predicts: the branch to the
+ * taken side's stub, the not-taken side's stub, each with its jmp to its
+ * exit (chained as the plain end's are).
+ */
+static int emit_end_predicted(struct emit *e, const struct block *b)
+{
+	const struct x86_insn *in = &b->insn;
+	uint64_t next = b->end + in->len, rel = next + (uint64_t)in->imm;
+	uint32_t to_taken, pf, pt, n_at;
+	uint8_t *rel8 = NULL;
+
+	if (b->br == X86_BR_JCC) {
+		uint8_t jcc[2] = { 0x0f, (uint8_t)(0x80 | (in->opcode & 15)) };
+
+		to_taken = emit_jump(e, jcc, 2);
+	} else {
+		/* loop rel8 over the not-taken side (its offset set below) */
+		emit_bytes(e, (uint8_t[]){ in->opcode, 0 }, 2);
+		to_taken = 0;
+		rel8 = e->buf + e->len - 1;
+	}
+	n_at = e->len;
+	if (trans_bp_stub(e, b, next, false))
+		return -1;
+	pf = emit_jump(e, (uint8_t[]){ 0xe9 }, 1);
+	if (rel8) {
+		*rel8 = (uint8_t)(e->len - n_at);
+	} else {
+		uint32_t r = e->at + e->len - (to_taken + 4);
+
+		memcpy(e->buf + (to_taken - e->at), &r, 4);
+	}
+	if (trans_bp_stub(e, b, rel, true))
+		return -1;
+	pt = emit_jump(e, (uint8_t[]){ 0xe9 }, 1);
+	emit_exit(e, pt, rel, false, b);
+	emit_exit(e, pf, next, false, b);
+	return 0;
+}
+
 /* The block's end: its branch, then the exits. */
 static int emit_end(struct emit *e, const struct block *b,
 		    const uint8_t *ib)
@@ -453,6 +542,8 @@ static int emit_end(struct emit *e, const struct block *b,
 	uint32_t pt, pf;
 
 	emit_pos(e, b->end, b->ninsns - 1, b->nbranches - 1, false);
+	if (e->predict && (b->br == X86_BR_JCC || b->br == X86_BR_LOOP))
+		return emit_end_predicted(e, b);
 	switch (b->br) {
 	case X86_BR_JCC: {
 		uint8_t jcc[2] = { 0x0f, (uint8_t)(0x80 | (in->opcode & 15)) };

@@ -20,13 +20,17 @@
 #define HDR		128
 #define HDR_INSNS	PV_STEP_USER_INSNS
 #define HDR_BRANCHES	PV_STEP_USER_BRANCHES
-#define HDR_RAX		4
-#define HDR_RCX		5
-#define HDR_RDX		6
-#define HDR_LIMIT_INSNS	7
-#define HDR_LIMIT_BRANCHES 8
-#define HDR_JMP		9	/* a ret's copy, for its indirect jmp */
+#define HDR_BMISS	PV_STEP_USER_BMISS
+#define HDR_RAX		5
+#define HDR_RCX		6
+#define HDR_RDX		7
+#define HDR_LIMIT_INSNS	8
+#define HDR_LIMIT_BRANCHES 9
+#define HDR_JMP		10	/* a ret's copy, for its indirect jmp */
+#define HDR_BP		11	/* 16 bytes: bp_next[2][4], bp_miss[2][4] */
 #define LIMIT_NONE	(1ull << 62)
+_Static_assert(HDR_RAX >= PV_STEP_SLOTS, "header counters");
+_Static_assert(HDR_BP * 8 + 16 <= HDR, "header size");
 
 /*
  * After the header, the rets' table and the jumps' table: where a ret's,
@@ -45,8 +49,9 @@
 #define RET_VALS	(RET_KEYS + 8 * RET_SLOTS)
 #define JMP_KEYS	(RET_VALS + 8 * RET_SLOTS)
 #define JMP_VALS	(JMP_KEYS + 8 * JMP_SLOTS)
-#define CODE0		(JMP_VALS + 8 * JMP_SLOTS)	/* the first copy */
-#define TABLES_LEN	(CODE0 - RET_KEYS)
+#define BHT		(JMP_VALS + 8 * JMP_SLOTS)	/* the predictor's */
+#define CODE0		(BHT + BHT_ENTRIES)	/* the first copy */
+#define TABLES_LEN	(BHT - RET_KEYS)
 #define TABLE_EMPTY	0x8000000000000000ull
 #define TRANS_INSNS	256		/* longer blocks stay with the int3s */
 
@@ -109,7 +114,8 @@ enum trans_flags trans_flags_effect(const struct x86_insn *in);
  */
 #define STUB_SAVE_LEN	7
 #define STUB_MAX	160
-#define TRANS_MAX	(PRO_MAX_LEN + 20 * TRANS_INSNS + STUB_MAX + 32)
+#define BP_MAX		96	/* a predictor stub and its jmp */
+#define TRANS_MAX	(PRO_MAX_LEN + 20 * TRANS_INSNS + STUB_MAX + 2 * BP_MAX + 32)
 
 #define INT3		0xcc
 
@@ -122,6 +128,8 @@ struct cpos {
 	bool prologue;		/* the counting prologue (va the block) */
 	bool fast;		/* ... in its flag-clobbering shape */
 	bool stub;		/* a table lookup (va the branch) */
+	bool bp;		/* a predictor stub (va the branch's target) */
+	bool bp_taken;		/* ... on the jcc's taken side */
 	int8_t sp_undo;		/* at the lookup's final jmp: rsp += this */
 };
 
@@ -143,6 +151,7 @@ struct cexit {
 struct emit {
 	uint64_t win;		/* the window's address */
 	bool checked;		/* prologues check the limits (pro_checked) */
+	bool predict;		/* jccs and loops run predictor stubs */
 	uint8_t buf[TRANS_MAX];
 	uint32_t len, at;
 	uint32_t npos, nex;
@@ -163,6 +172,13 @@ int trans_emit(struct blk_ctx *c, struct emit *e, uint64_t va,
  */
 int trans_operand_load(struct emit *e, const struct block *b,
 		       const uint8_t *ib);
+/*
+ * One side of b's jcc or loop while the window predicts, written into e:
+ * the predictor stub (step_predict.c) that runs after the branch, whose
+ * target va is next.  -1 where it cannot be.
+ */
+int trans_bp_stub(struct emit *e, const struct block *b, uint64_t va,
+		  bool taken);
 /* Whether b ends in a ret that looks up the rets' table. */
 bool trans_ret_fast(const struct block *b);
 /* Whether b ends in an indirect jmp or call (that may look up the

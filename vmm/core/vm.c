@@ -430,13 +430,15 @@ static void vm_stats_print(struct vm *vm)
 			(unsigned long long)(bs.bytes >> 10));
 		fprintf(stderr, "vmm: step cache: %llu blocks translated "
 			"(%llu counted by two adds), "
-			"%llu entries, %llu trap exits, %llu kernel entries, "
+			"%llu entries, %llu trap exits, %llu kernel entries "
+			"(%llu in predictor stubs), "
 			"%llu flushes, %llu overflow points; %llu KiB\n",
 			(unsigned long long)bs.cache_blocks,
 			(unsigned long long)bs.cache_fast,
 			(unsigned long long)bs.cache_entries,
 			(unsigned long long)bs.cache_traps,
 			(unsigned long long)bs.cache_leaves,
+			(unsigned long long)bs.cache_bp_leaves,
 			(unsigned long long)bs.cache_flushes,
 			(unsigned long long)bs.cache_limits,
 			(unsigned long long)(bs.cache_bytes >> 10));
