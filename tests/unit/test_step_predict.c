@@ -4,7 +4,8 @@
  * code cache runs on each side of a jcc, run here natively from a window
  * mapped at its own address, against the VMM's bp_update(); and
  * bp_finish(), the VMM's completion of a stub a kernel entry cut short,
- * after each of its instructions (the stub ends at a `ret` put there).
+ * after each of its instructions (the stub ends at a `ret` put there), and
+ * insns_ran(), which tells it how many ran.
  * In every case the table, the miss count, rax, rcx and the flags come out
  * as one whole update would leave them.
  */
@@ -189,10 +190,35 @@ static void test_finish_each_cut(void **state)
 	}
 }
 
+/* A kernel entry at each instruction's first byte and inside it: the
+ * instructions before it ran, as bp_finish() is told.  A varying length
+ * (8 after 7s) is where a miscount shows. */
+static void test_insns_ran(void **state)
+{
+	uint32_t at = 0;
+
+	(void)state;
+	for (uint32_t k = 0; k < BP_INSNS; k++) {
+		assert_int_equal(insns_ran(bp_len, BP_INSNS, at), k);
+		assert_int_equal(insns_ran(bp_len, BP_INSNS, at + 1), k);
+		at += bp_len[k];
+	}
+	assert_int_equal(insns_ran(bp_len, BP_INSNS, at), BP_INSNS);
+	assert_int_equal(insns_ran(bp_len, BP_INSNS, at + 5), BP_INSNS);
+	/* the checked prologue's lengths vary too */
+	at = 0;
+	for (uint32_t k = 0; k < pro_checked.ninsns; k++) {
+		assert_int_equal(insns_ran(pro_checked.insn_len,
+					   pro_checked.ninsns, at), k);
+		at += pro_checked.insn_len[k];
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_update_model),
+		cmocka_unit_test(test_insns_ran),
 		cmocka_unit_test(test_stub_whole),
 		cmocka_unit_test(test_finish_each_cut),
 	};

@@ -514,11 +514,9 @@ int64_t step_cache_leave(struct blk_ctx *c, struct pv_step_frame *tf,
 		const struct pro_shape *ps = p->fast ? &pro_fast :
 					     sc->checked ? &pro_checked :
 							   &pro_plain;
-		uint32_t done = 0, saved;
+		uint32_t done = insns_ran(ps->insn_len, ps->ninsns,
+					  off - p->at), saved;
 
-		for (uint32_t a = p->at; done < ps->ninsns &&
-		     a + ps->insn_len[done] <= off; a += ps->insn_len[done])
-			done++;
 		added_i = done >= ps->add_insns ? t->b.ninsns : 0;
 		added_b = done >= ps->add_branches ? t->b.nbranches : 0;
 		saved = done < ps->nsaved ? done : ps->nsaved;
@@ -540,12 +538,9 @@ int64_t step_cache_leave(struct blk_ctx *c, struct pv_step_frame *tf,
 	if (p->bp) {
 		/* In a predictor stub: the branch retired; its update is
 		 * done as the stub would have done it. */
-		uint32_t done = 0;
+		uint32_t done = insns_ran(bp_len, BP_INSNS, off - p->at);
 		uint8_t *bht = step_cache_bht(c);
 
-		for (uint32_t a = p->at; done < BP_INSNS &&
-		     a + bp_len[done] <= off; a += bp_len[done])
-			done++;
 		if (bht)
 			bp_finish(bht, h, t->b.end, p->bp_taken, done, tf);
 		c->st->cache_bp_leaves++;

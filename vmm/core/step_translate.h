@@ -55,6 +55,19 @@ _Static_assert(HDR_BP * 8 + 16 <= HDR, "header size");
 #define TABLE_EMPTY	0x8000000000000000ull
 #define TRANS_INSNS	256		/* longer blocks stay with the int3s */
 
+/* How many of n instructions of lengths len[] lie whole in the first
+ * `bytes` bytes: where a kernel entry `bytes` into a prologue or a
+ * predictor stub stopped it. */
+static inline uint32_t insns_ran(const uint8_t *len, uint32_t n,
+				 uint32_t bytes)
+{
+	uint32_t done = 0, at = 0;
+
+	while (done < n && at + len[done] <= bytes)
+		at += len[done++];
+	return done;
+}
+
 static inline unsigned int jmp_slot(uint64_t target)
 {
 	return (unsigned int)(target & 0xff) + (unsigned int)(target >> 8 & 0xff);
